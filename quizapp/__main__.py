@@ -1,0 +1,3 @@
+from quizapp.cli import main
+
+main()

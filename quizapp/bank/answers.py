@@ -1,0 +1,144 @@
+"""Checking a learner's answer against a question. Never raises: a malformed answer is wrong."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from quizapp.bank.model import Question
+
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    correct: bool | None  # None for a card: the learner rates themselves
+    expected: str  # the right answer, as the learner should see it
+    note: str = ""  # why an answer could not be read, if it could not
+
+
+def normalise_text(text: str) -> str:
+    """Case-insensitive, trimmed, inner white space collapsed."""
+    return " ".join(text.split()).casefold()
+
+
+def parse_number(text) -> float | None:
+    """A finite number from what a learner types: 65504, 65,504, 6.1e-5, 2^-14, 2**-14, 1/3."""
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float)):
+        return float(text) if math.isfinite(text) else None
+    if not isinstance(text, str):
+        return None
+    s = text.strip().replace("_", "").replace(" ", "")
+    if _THOUSANDS.match(s):
+        s = s.replace(",", "")
+    try:
+        for op in ("**", "^", "/"):
+            if op in s:
+                left, _, right = s.partition(op)
+                a, b = float(left), float(right)
+                value = a**b if op != "/" else a / b
+                break
+        else:
+            value = float(s)
+    except (ValueError, OverflowError, ZeroDivisionError, TypeError):
+        return None
+    if isinstance(value, complex) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def expected_answer(q: Question) -> str:
+    if q.type == "single":
+        return f"{q.answer + 1}. {q.choices[q.answer]}"
+    if q.type == "multi":
+        return "; ".join(f"{i + 1}. {q.choices[i]}" for i in q.answer)
+    if q.type == "numeric":
+        shown = f"{q.answer:g}" if abs(q.answer) < 1e16 else repr(q.answer)
+        return shown + (f" (within {q.tolerance:.3g} relative)" if q.tolerance else "")
+    if q.type == "text":
+        return " / ".join(q.answer)
+    if q.type == "order":
+        return " -> ".join(q.items)
+    return "(see the model answer)"
+
+
+def check_answer(q: Question, response) -> Verdict:
+    """Whether `response` answers `q`.
+
+    single: a 0-based index; multi: indices; numeric: a number or text; text: text;
+    order: the indices of `q.items` in the order the learner put them; card: anything.
+    """
+    expected = expected_answer(q)
+    try:
+        checker = _CHECKERS[q.type]
+    except KeyError:
+        return Verdict(False, expected, f"unknown question type {q.type!r}")
+    correct, note = checker(q, response)
+    return Verdict(correct, expected, note)
+
+
+def _index(value, n: int) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and 0 <= value < n:
+        return value
+    return None
+
+
+def _single(q, response):
+    index = _index(response, len(q.choices))
+    if index is None:
+        return False, f"not a choice: {response!r}"
+    return index == q.answer, ""
+
+
+def _indices(response, n: int) -> list[int] | None:
+    if isinstance(response, (str, bytes)) or not hasattr(response, "__iter__"):
+        return None
+    try:
+        values = list(response)
+    except Exception:  # noqa: BLE001 - any iterable the caller passes
+        return None
+    indices = [_index(v, n) for v in values]
+    return None if any(i is None for i in indices) else indices
+
+
+def _multi(q, response):
+    indices = _indices(response, len(q.choices))
+    if indices is None:
+        return False, f"not a set of choices: {response!r}"
+    return set(indices) == set(q.answer), ""
+
+
+def _numeric(q, response):
+    value = parse_number(response)
+    if value is None:
+        return False, f"not a number: {response!r}"
+    return math.isclose(value, q.answer, rel_tol=q.tolerance, abs_tol=0.0), ""
+
+
+def _text(q, response):
+    if not isinstance(response, str):
+        return False, f"not text: {response!r}"
+    given = normalise_text(response)
+    return any(given == normalise_text(a) for a in q.answer), ""
+
+
+def _order(q, response):
+    indices = _indices(response, len(q.items))
+    if indices is None or sorted(indices) != list(range(len(q.items))):
+        return False, "not an arrangement of every item exactly once"
+    return indices == list(range(len(q.items))), ""
+
+
+def _card(q, response):
+    return None, ""
+
+
+_CHECKERS = {"single": _single, "multi": _multi, "numeric": _numeric, "text": _text,
+             "order": _order, "card": _card}

@@ -1,0 +1,62 @@
+"""The question model: what a loaded, validated question is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+QUESTION_TYPES = ("single", "multi", "numeric", "order", "text", "card")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    type: str
+    difficulty: int
+    prompt: str
+    explanation: str
+    topic: str
+    source: Path
+    line: int
+    tags: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    answer: Any = None  # int | tuple[int, ...] | float | tuple[str, ...] | None, by type
+    tolerance: float = 0.0
+    items: tuple[str, ...] = ()
+
+    @property
+    def location(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Topic:
+    slug: str
+    title: str
+    source: Path
+    questions: tuple[Question, ...]
+
+
+@dataclass(frozen=True)
+class BankError:
+    """One problem in one question file, printed as `file:line: reason`."""
+
+    path: Path
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+@dataclass
+class Bank:
+    topics: dict[str, Topic] = field(default_factory=dict)
+    questions: dict[str, Question] = field(default_factory=dict)
+    errors: list[BankError] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    def topic_questions(self, slug: str) -> tuple[Question, ...]:
+        topic = self.topics.get(slug)
+        return topic.questions if topic else ()

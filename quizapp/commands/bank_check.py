@@ -1,0 +1,33 @@
+"""`quizapp bank check`: validate question packs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from quizapp.bank import load_bank, pack_files
+from quizapp.bank.load import default_pack_files
+from quizapp.commands.common import display_path
+
+
+def run(locations: tuple[Path, ...]) -> int:
+    if locations:
+        files = pack_files(locations)
+        chosen = {p.resolve() for p in files}
+        # Named packs are checked against the rest of the bank too, so an id clash shows now.
+        context = [p for p in default_pack_files() if p.resolve() not in chosen]
+        if not files:
+            click.echo("no question files (*.yaml) found in " + ", ".join(map(str, locations)), err=True)
+            return 1
+    else:
+        files, context = default_pack_files(), []
+    bank = load_bank(files, context=context)
+    for error in bank.errors:
+        click.echo(f"{display_path(error.path)}:{error.line}: {error.reason}")
+    bad_files = len({e.path for e in bank.errors})
+    if bank.errors:
+        click.echo(f"{len(bank.errors)} error(s) in {bad_files} of {len(files)} file(s)", err=True)
+        return 1
+    click.echo(f"ok: {len(files)} file(s), {len(bank.topics)} topic(s), {len(bank.questions)} question(s)", err=True)
+    return 0

@@ -1,0 +1,51 @@
+"""`quizapp stats`: self-study progress as tables."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from quizapp.commands.common import load_bank_reporting, open_store
+from quizapp.study.stats import compute_stats
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def bar(fraction: float, width: int = 10) -> str:
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def run() -> int:
+    store = open_store()
+    if store is None:
+        return 1
+    with store:
+        bank = load_bank_reporting()
+        from quizapp.catalog import load_catalog
+
+        stats = compute_stats(bank, store, exercise_ids=tuple(load_catalog()))
+    console = Console()
+    streak = f"{stats.streak_days} day(s)" + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
+    console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new}   "
+                  f"[bold]Answers[/]: {stats.attempts}   [bold]Accuracy[/]: {percent(stats.accuracy)}   "
+                  f"[bold]Exercises passed[/]: {stats.exercises_passed}/{len(stats.exercises)}")
+    table = Table(title="Topics", title_justify="left")
+    for name, justify in (("topic", "left"), ("seen", "right"), ("answers", "right"), ("accuracy", "right"),
+                          ("due", "right"), ("mastery", "left")):
+        table.add_column(name, justify=justify)
+    for t in stats.topics:
+        table.add_row(t.title, f"{t.seen}/{t.questions}", str(t.attempts), percent(t.accuracy), str(t.due),
+                      f"{bar(t.mastery)} {t.mastery:.0%}")
+    console.print(table)
+    if stats.exercises:
+        ex = Table(title="Exercises", title_justify="left")
+        for name in ("exercise", "attempts", "best", "last"):
+            ex.add_column(name)
+        for e in stats.exercises:
+            ex.add_row(e.exercise_id, str(e.attempts), f"{e.best_passed}/{e.best_total}" if e.attempts else "-",
+                       e.last_status or "not started")
+        console.print(ex)
+    return 0

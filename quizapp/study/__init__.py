@@ -1,0 +1,1 @@
+"""Self-study tracking: the SQLite progress store, FSRS scheduling, the study queue and stats."""

@@ -1,0 +1,75 @@
+"""FSRS scheduling over the store: what a rating does to a card, and what each rating would do."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+from fsrs import Card, Rating, Scheduler
+
+from quizapp.bank.model import Question
+from quizapp.study.store import Store, utcnow
+
+RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+
+# Fuzzing spreads due dates randomly; without it the interval a rating button shows is exactly
+# the interval that rating then gives.
+_scheduler = Scheduler(enable_fuzzing=False)
+
+
+def default_rating(correct: bool | None) -> int:
+    """The rating a checked answer suggests: Good when right, Again when wrong (cards: Good)."""
+    return 1 if correct is False else 3
+
+
+def card_from_json(card_json: str | None) -> Card:
+    return Card.from_dict(json.loads(card_json)) if card_json else Card()
+
+
+def preview(card_json: str | None, now: datetime | None = None) -> dict[int, timedelta]:
+    """rating -> the interval until the next review that rating would give."""
+    now = now or utcnow()
+    card = card_from_json(card_json)
+    out = {}
+    for rating in RATING_NAMES:
+        new_card, _ = _scheduler.review_card(card, Rating(rating), review_datetime=now)
+        out[rating] = new_card.due - now
+    return out
+
+
+def retrievability(card_json: str, now: datetime | None = None) -> float:
+    """The probability, by FSRS, that the learner recalls the card now."""
+    return _scheduler.get_card_retrievability(card_from_json(card_json), now or utcnow())
+
+
+def record_review(store: Store, question: Question, *, rating: int, correct: bool | None,
+                  response=None, duration_ms: int | None = None, now: datetime | None = None) -> datetime:
+    """Save one answer and reschedule its card in one transaction; returns the next due time."""
+    if rating not in RATING_NAMES:
+        raise ValueError(f"rating must be 1-4, got {rating!r}")
+    now = now or utcnow()
+    result = {}
+
+    def reschedule(old_json):
+        new_card, _ = _scheduler.review_card(card_from_json(old_json), Rating(rating), review_datetime=now)
+        result["due"] = new_card.due
+        return json.dumps(new_card.to_dict()), new_card.due
+
+    store.record_answer(question.id, question.topic, rating=rating, correct=correct, reschedule=reschedule,
+                        at=now, duration_ms=duration_ms, response=response)
+    return result["due"]
+
+
+def format_interval(delta: timedelta) -> str:
+    """A short human interval: 1m, 10m, 3h, 4d, 2mo, 1.5y."""
+    seconds = max(0, int(delta.total_seconds()))
+    if seconds < 3600:
+        return f"{max(1, round(seconds / 60))}m"
+    if seconds < 86400:
+        return f"{round(seconds / 3600)}h"
+    days = seconds / 86400
+    if days < 31:
+        return f"{round(days)}d"
+    if days < 365:
+        return f"{round(days / 30.4)}mo"
+    return f"{days / 365:.1f}y"

@@ -1,0 +1,49 @@
+"""The progress database's schema, as an ordered list of migrations. Version = PRAGMA user_version."""
+
+from __future__ import annotations
+
+# Each entry upgrades the schema by one version; never edit a released entry, append a new one.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: answers, FSRS card state, grade attempts
+    """
+    CREATE TABLE answers (
+        id           INTEGER PRIMARY KEY,
+        question_id  TEXT    NOT NULL,
+        topic        TEXT    NOT NULL,
+        answered_at  TEXT    NOT NULL,              -- ISO 8601, UTC
+        correct      INTEGER,                       -- 1/0; NULL for a self-rated card
+        rating       INTEGER NOT NULL,              -- FSRS rating 1 Again .. 4 Easy
+        duration_ms  INTEGER,
+        response     TEXT                           -- JSON of what the learner answered
+    );
+    CREATE INDEX answers_question ON answers(question_id);
+    CREATE INDEX answers_time ON answers(answered_at);
+
+    CREATE TABLE cards (
+        question_id  TEXT PRIMARY KEY,
+        topic        TEXT NOT NULL,
+        due          TEXT NOT NULL,                 -- ISO 8601, UTC; mirrors the card JSON for queries
+        card         TEXT NOT NULL,                 -- fsrs.Card.to_dict() as JSON
+        reviewed_at  TEXT NOT NULL
+    );
+    CREATE INDEX cards_due ON cards(due);
+
+    CREATE TABLE grades (
+        id             INTEGER PRIMARY KEY,
+        exercise_id    TEXT    NOT NULL,
+        graded_at      TEXT    NOT NULL,
+        file_path      TEXT,
+        file_hash      TEXT,                        -- sha256 of the graded file
+        device         TEXT,
+        status         TEXT    NOT NULL,            -- pass | fail | error
+        checks_passed  INTEGER NOT NULL,
+        checks_total   INTEGER NOT NULL,
+        duration_s     REAL,
+        report         TEXT                         -- the grade JSON
+    );
+    CREATE INDEX grades_exercise ON grades(exercise_id);
+    CREATE INDEX grades_time ON grades(graded_at);
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,146 @@
+"""Progress figures: per topic, streak, exercises. Data only; rendering lives elsewhere."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from quizapp.bank.model import Bank
+from quizapp.study.schedule import retrievability
+from quizapp.study.store import Store, iso, utcnow
+
+
+@dataclass(frozen=True)
+class TopicStats:
+    slug: str
+    title: str
+    questions: int
+    seen: int  # distinct questions answered at least once
+    attempts: int
+    checked: int  # attempts that were checked right/wrong (cards are self-rated)
+    correct: int
+    due: int
+    mastery: float  # mean FSRS retrievability over every question of the topic; unseen count 0
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.checked if self.checked else None
+
+
+@dataclass(frozen=True)
+class ExerciseStats:
+    exercise_id: str
+    attempts: int
+    passed: bool
+    best_passed: int
+    best_total: int
+    last_status: str | None
+
+
+@dataclass
+class Stats:
+    topics: list[TopicStats]
+    exercises: list[ExerciseStats]
+    streak_days: int
+    studied_today: bool
+    reviews_per_day: dict[date, int] = field(default_factory=dict)
+    accuracy_per_day: dict[date, float] = field(default_factory=dict)
+
+    @property
+    def due(self) -> int:
+        return sum(t.due for t in self.topics)
+
+    @property
+    def new(self) -> int:
+        return sum(t.questions - t.seen for t in self.topics)
+
+    @property
+    def attempts(self) -> int:
+        return sum(t.attempts for t in self.topics)
+
+    @property
+    def accuracy(self) -> float | None:
+        checked = sum(t.checked for t in self.topics)
+        return sum(t.correct for t in self.topics) / checked if checked else None
+
+    @property
+    def exercises_passed(self) -> int:
+        return sum(1 for e in self.exercises if e.passed)
+
+
+def local_day(stamp: str) -> date:
+    return datetime.fromisoformat(stamp).astimezone().date()
+
+
+def streak(days: set[date], today: date) -> int:
+    """Consecutive study days ending today, or ending yesterday while today is still open."""
+    day = today if today in days else today - timedelta(days=1)
+    count = 0
+    while day in days:
+        count += 1
+        day -= timedelta(days=1)
+    return count
+
+
+def compute_stats(bank: Bank, store: Store, *, now: datetime | None = None,
+                  exercise_ids: tuple[str, ...] = ()) -> Stats:
+    now = now or utcnow()
+    now_iso = iso(now)
+    cards = store.cards()
+    answers = store.answers()
+    by_topic_attempts: Counter = Counter()
+    by_topic_checked: Counter = Counter()
+    by_topic_correct: Counter = Counter()
+    per_day: Counter = Counter()
+    per_day_checked: Counter = Counter()
+    per_day_correct: Counter = Counter()
+    for row in answers:
+        topic = bank.questions[row["question_id"]].topic if row["question_id"] in bank.questions else row["topic"]
+        day = local_day(row["answered_at"])
+        by_topic_attempts[topic] += 1
+        per_day[day] += 1
+        if row["correct"] is not None:
+            by_topic_checked[topic] += 1
+            per_day_checked[day] += 1
+            by_topic_correct[topic] += row["correct"]
+            per_day_correct[day] += row["correct"]
+
+    topics = []
+    for slug, topic in bank.topics.items():
+        ids = [q.id for q in topic.questions]
+        seen = [qid for qid in ids if qid in cards]
+        recall = sum(retrievability(cards[qid][1], now) for qid in seen)
+        topics.append(TopicStats(
+            slug=slug, title=topic.title, questions=len(ids), seen=len(seen),
+            attempts=by_topic_attempts[slug], checked=by_topic_checked[slug], correct=by_topic_correct[slug],
+            due=sum(1 for qid in seen if cards[qid][0] <= now_iso),
+            mastery=recall / len(ids) if ids else 0.0,
+        ))
+
+    days = {local_day(stamp) for stamp in store.activity_days_utc()}
+    today = now.astimezone().date()
+    return Stats(
+        topics=topics,
+        exercises=exercise_stats(store, exercise_ids),
+        streak_days=streak(days, today),
+        studied_today=today in days,
+        reviews_per_day=dict(sorted(per_day.items())),
+        accuracy_per_day={d: per_day_correct[d] / n for d, n in sorted(per_day_checked.items()) if n},
+    )
+
+
+def exercise_stats(store: Store, exercise_ids: tuple[str, ...] = ()) -> list[ExerciseStats]:
+    """One row per known exercise (in the given order), then any graded exercise not listed."""
+    grades = store.grades()
+    ids = list(exercise_ids) + sorted({g.exercise_id for g in grades} - set(exercise_ids))
+    rows = []
+    for ex_id in ids:
+        mine = [g for g in grades if g.exercise_id == ex_id]
+        best = max(mine, key=lambda g: (g.status == "pass", g.checks_passed), default=None)
+        rows.append(ExerciseStats(
+            exercise_id=ex_id, attempts=len(mine), passed=any(g.status == "pass" for g in mine),
+            best_passed=best.checks_passed if best else 0, best_total=best.checks_total if best else 0,
+            last_status=mine[-1].status if mine else None,
+        ))
+    return rows

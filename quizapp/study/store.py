@@ -1,0 +1,226 @@
+"""The progress store: SQLite in the data dir, one transaction per write, safe for two writers."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from quizapp import paths
+from quizapp.study.schema import MIGRATIONS, SCHEMA_VERSION
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 10.0
+
+
+class StoreError(Exception):
+    """The database cannot be used as it is; the message says why and where the file is."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{reason}\n  database: {path}\n  Nothing was changed. Move the file away to start afresh, or point QUIZAPP_HOME elsewhere.")
+        self.path = path
+        self.reason = reason
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat()
+
+
+@dataclass(frozen=True)
+class GradeRecord:
+    exercise_id: str
+    graded_at: str
+    status: str
+    checks_passed: int
+    checks_total: int
+    device: str | None
+    duration_s: float | None
+    file_path: str | None
+
+
+class Store:
+    """Open with `Store.open()`; every public write is one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
+        self.conn = conn
+        self.path = path
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> "Store":
+        path = Path(path) if path is not None else paths.db_path()
+        _refuse_foreign_file(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(path, f"cannot open the progress database: {exc}") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            # quick_check reads every page: a damaged file is caught here, not half-way through a session.
+            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("integrity check failed")
+            store = cls(conn, path)
+            store._migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(path, f"the progress database is corrupt or not a database ({exc})") from None
+        except StoreError:
+            conn.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self):
+        """BEGIN IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(self.path, f"the progress database is from a newer quizapp (schema {version}; this one knows up to {SCHEMA_VERSION}); upgrade quizapp")
+        if version == SCHEMA_VERSION:
+            return
+        with self.transaction() as conn:
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for step in range(version, SCHEMA_VERSION):
+                for statement in _statements(MIGRATIONS[step]):
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @property
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def record_answer(self, question_id: str, topic: str, *, rating: int, correct: bool | None,
+                      reschedule, at: datetime, duration_ms: int | None = None, response=None) -> None:
+        """The answer row and the card's new FSRS state, together or not at all.
+
+        `reschedule(old_card_json_or_None) -> (new_card_json, due)` runs under the write lock, so
+        two processes reviewing the same card cannot lose one of the reviews.
+        """
+        with self.transaction() as conn:
+            row = conn.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()
+            card_json, due = reschedule(row[0] if row else None)
+            conn.execute(
+                "INSERT INTO answers (question_id, topic, answered_at, correct, rating, duration_ms, response)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (question_id, topic, iso(at), None if correct is None else int(correct), rating,
+                 duration_ms, json.dumps(response)),
+            )
+            conn.execute(
+                "INSERT INTO cards (question_id, topic, due, card, reviewed_at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(question_id) DO UPDATE SET topic = excluded.topic, due = excluded.due,"
+                " card = excluded.card, reviewed_at = excluded.reviewed_at",
+                (question_id, topic, iso(due), card_json, iso(at)),
+            )
+
+    def record_grade(self, exercise_id: str, *, status: str, checks_passed: int, checks_total: int,
+                     device: str | None = None, duration_s: float | None = None,
+                     file_path: str | None = None, file_hash: str | None = None,
+                     report: dict | None = None, at: datetime | None = None) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO grades (exercise_id, graded_at, file_path, file_hash, device, status,"
+                " checks_passed, checks_total, duration_s, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (exercise_id, iso(at or utcnow()), file_path, file_hash, device, status,
+                 checks_passed, checks_total, duration_s, json.dumps(report) if report else None),
+            )
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def card_json(self, question_id: str) -> str | None:
+        row = self.conn.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()
+        return row[0] if row else None
+
+    def cards(self) -> dict[str, tuple[str, str]]:
+        """question id -> (due ISO, card JSON)."""
+        return {qid: (due, card) for qid, due, card in self.conn.execute("SELECT question_id, due, card FROM cards")}
+
+    def due_question_ids(self, now: datetime) -> list[str]:
+        rows = self.conn.execute("SELECT question_id FROM cards WHERE due <= ? ORDER BY due", (iso(now),))
+        return [r[0] for r in rows]
+
+    def answers(self, since: datetime | None = None) -> list[sqlite3.Row]:
+        self.conn.row_factory = sqlite3.Row
+        try:
+            if since is None:
+                return self.conn.execute("SELECT * FROM answers ORDER BY id").fetchall()
+            return self.conn.execute("SELECT * FROM answers WHERE answered_at >= ? ORDER BY id", (iso(since),)).fetchall()
+        finally:
+            self.conn.row_factory = None
+
+    def answer_count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+    def grades(self, exercise_id: str | None = None) -> list[GradeRecord]:
+        sql = ("SELECT exercise_id, graded_at, status, checks_passed, checks_total, device, duration_s, file_path"
+               " FROM grades")
+        args: tuple = ()
+        if exercise_id is not None:
+            sql += " WHERE exercise_id = ?"
+            args = (exercise_id,)
+        return [GradeRecord(*row) for row in self.conn.execute(sql + " ORDER BY id", args)]
+
+    def activity_days_utc(self) -> list[str]:
+        """Every moment of study (answers and grades), as ISO UTC strings."""
+        rows = self.conn.execute("SELECT answered_at FROM answers UNION ALL SELECT graded_at FROM grades")
+        return [r[0] for r in rows]
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements; complete_statement knows about comments and quoted ';'."""
+    statements, pending = [], ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        statements.append(pending.strip())
+    return statements
+
+
+def _refuse_foreign_file(path: Path) -> None:
+    """A file that is not SQLite (or a folder) is reported, never overwritten."""
+    if path.is_dir():
+        raise StoreError(path, "the progress database path is a folder")
+    if not path.exists():
+        return
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(path, f"cannot read the progress database: {exc.strerror or exc}") from None
+    if header and header != SQLITE_HEADER:
+        raise StoreError(path, "the progress database is corrupt: the file is not an SQLite database")

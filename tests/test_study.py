@@ -1,0 +1,70 @@
+"""The study queue and the progress figures."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+from quizapp.bank import load_bank
+from quizapp.study.queue import study_queue
+from quizapp.study.schedule import record_review
+from quizapp.study.stats import compute_stats, streak
+from quizapp.study.store import Store
+
+from test_bank_validation import GOOD
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def bank_of(write_pack):
+    return load_bank([write_pack(GOOD)])
+
+
+def test_new_questions_come_easiest_first(write_pack):
+    bank = bank_of(write_pack)
+    with Store.open() as store:
+        queue = study_queue(bank, store, now=NOW)
+    assert [q.difficulty for q in queue] == sorted(q.difficulty for q in queue)
+    assert [q.id for q in queue][:2] == ["demo-single", "demo-text"]
+
+
+def test_due_cards_come_before_new_ones_and_topic_filters(write_pack):
+    bank = bank_of(write_pack)
+    with Store.open() as store:
+        record_review(store, bank.questions["demo-card"], rating=1, correct=None, now=NOW)
+        record_review(store, bank.questions["demo-order"], rating=4, correct=True, now=NOW)
+        later = NOW + timedelta(hours=1)
+        queue = study_queue(bank, store, now=later)
+        assert queue[0].id == "demo-card"  # Again: due in minutes
+        assert "demo-order" not in [q.id for q in queue]  # Easy: days away, and not new
+        assert len(queue) == len(bank.questions) - 1
+        assert study_queue(bank, store, topic="nope", now=later) == []
+        assert [q.id for q in study_queue(bank, store, now=later, include_new=False)] == ["demo-card"]
+
+
+def test_stats_per_topic(write_pack):
+    bank = bank_of(write_pack)
+    with Store.open() as store:
+        record_review(store, bank.questions["demo-single"], rating=3, correct=True, now=NOW)
+        record_review(store, bank.questions["demo-multi"], rating=1, correct=False, now=NOW)
+        record_review(store, bank.questions["demo-card"], rating=3, correct=None, now=NOW)
+        store.record_grade("lora", status="pass", checks_passed=9, checks_total=9, at=NOW)
+        stats = compute_stats(bank, store, now=NOW + timedelta(minutes=5), exercise_ids=("amp_training", "lora"))
+        later = compute_stats(bank, store, now=NOW + timedelta(days=20))
+    (topic,) = stats.topics
+    assert (topic.questions, topic.seen, topic.attempts, topic.checked, topic.correct) == (6, 3, 3, 2, 1)
+    assert topic.accuracy == 0.5
+    assert topic.due == 1  # Again: due in a minute; Good: in ten
+    assert topic.mastery == 3 / 6  # just reviewed: sure recall of 3 of the 6 questions
+    assert 0 < later.topics[0].mastery < topic.mastery  # memory fades without review
+    assert stats.new == 3 and stats.due == 1
+    assert [(e.exercise_id, e.passed, e.attempts) for e in stats.exercises] == [("amp_training", False, 0), ("lora", True, 1)]
+    assert stats.exercises_passed == 1
+
+
+def test_streak_counts_consecutive_days():
+    today = date(2026, 3, 10)
+    days = {today, today - timedelta(days=1), today - timedelta(days=2), today - timedelta(days=4)}
+    assert streak(days, today) == 3
+    assert streak(days - {today}, today) == 2  # today still open: the streak stands until midnight
+    assert streak({today - timedelta(days=2)}, today) == 0
+    assert streak(set(), today) == 0
