@@ -58,5 +58,52 @@ def stats() -> None:
     sys.exit(run())
 
 
+@cli.command()
+@click.argument("exercise_id", metavar="ID")
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+def start(exercise_id: str, path: Path | None, force: bool) -> None:
+    """Write the starter file of exercise ID to PATH (default ./ID.py)."""
+    from quizapp.commands.exercises import start as run
+
+    sys.exit(run(exercise_id, path, force))
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--exercise", "exercise", metavar="ID", help="Which exercise FILE solves (default: its marker comment).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="auto: CUDA when available, else CPU.")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (schema 1).")
+@click.option("--events", is_flag=True, help="Print JSON lines as checks finish, then the report.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="S",
+              help="Wall-clock limit for the solution, in seconds.")
+def grade(file: Path, exercise: str | None, device: str, as_json: bool, events: bool, timeout: float) -> None:
+    """Grade a solution FILE: run it in a child process and check what it does."""
+    from quizapp.commands.grade import run
+
+    sys.exit(run(file, exercise, device, as_json, events, timeout))
+
+
+@cli.command()
+@click.argument("exercise_id", metavar="ID")
+@click.argument("number", required=False, type=int)
+def hint(exercise_id: str, number: int | None) -> None:
+    """Show the next hint of exercise ID (or hint NUMBER; 0 is the statement)."""
+    from quizapp.commands.exercises import hint as run
+
+    sys.exit(run(exercise_id, number))
+
+
+@cli.command()
+@click.argument("exercise_id", metavar="ID")
+@click.option("--yes", is_flag=True, help="Show it even if you have not passed yet.")
+def solution(exercise_id: str, yes: bool) -> None:
+    """Print the reference solution of exercise ID."""
+    from quizapp.commands.exercises import solution as run
+
+    sys.exit(run(exercise_id, yes))
+
+
 def main() -> None:
     cli(prog_name="quizapp")

@@ -1,0 +1,332 @@
+"""Behavioural checks for amp_training: run the learner's loop and the reference on identical
+models and data, watch both through the grader's instrumentation, and compare."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from quizapp.grading import instrument
+from quizapp.grading.harness import Checks, Required, expect_sequence_close, fail, fmt, max_param_diff, rel_diff
+from quizapp.grading.instrument import LOG
+
+EPOCHS = 3
+BATCHES, BATCH = 6, 16
+# Same model, data, seeds and op order give the same numbers bit for bit; 1e-4 leaves room for
+# summing the epoch mean another way and for CUDA's nondeterministic reductions, while the
+# smallest real bug (one skipped step, the last loss for the mean) moves them by more than 1e-2.
+PARITY_RTOL = 1e-4
+# Low-precision compute vs a float32 run of the same loop: measured 0.1 % apart on CPU; 5 % is
+# far outside rounding noise yet catches a loop that skips or distorts updates.
+FP32_RTOL = 0.05
+CLIP = 0.05  # small enough that clipping acts on every step of this problem
+INJECT_AT = 2
+
+CHECKS = Checks(Required(
+    "train_with_amp",
+    "(model, loader, optimizer, loss_fn, epochs, *, device, amp_dtype=torch.float16, max_grad_norm=None) -> list[float]",
+    sample_args=(None, None, None, None, 1), sample_kwargs={"device": None, "amp_dtype": None, "max_grad_norm": None},
+))
+
+
+def build(device: torch.device, seed: int = 0):
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4)).to(device)
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(BATCHES * BATCH, 16, generator=g)
+    # Small targets keep gradients inside float16's range at GradScaler's default scale, so the
+    # only skipped step is the one a check injects.
+    y = torch.tanh(x @ torch.randn(16, 4, generator=g)) * 0.25
+    loader = [(x[i:i + BATCH], y[i:i + BATCH]) for i in range(0, len(x), BATCH)]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    return model, loader, optimizer
+
+
+@dataclass
+class Run:
+    losses: object
+    events: list
+    scalers: list
+    params: list
+    param_dtypes: list
+    model: torch.nn.Module
+
+
+def run(ctx, impl, dtype, *, clip=None, inject_at=None) -> Run:
+    def go():
+        LOG.reset(ctx.device.type)
+        model, loader, optimizer = build(ctx.device)
+        instrument.watch_optimizer(optimizer)
+        hooks = instrument.watch_forward(model)
+        LOG.watched_params = list(model.parameters())
+        if inject_at is not None:
+            instrument.inject_inf(model[0].weight, inject_at)
+        try:
+            losses = impl.train_with_amp(model, loader, optimizer, F.mse_loss, EPOCHS, device=ctx.device,
+                                         amp_dtype=dtype, max_grad_norm=clip)
+        finally:
+            for h in hooks:
+                h.remove()
+        return Run(losses, list(LOG.events), list(LOG.scalers), [p.detach().clone() for p in model.parameters()],
+                   [p.dtype for p in model.parameters()], model)
+
+    name = "solution" if impl is ctx.solution else "reference"
+    return ctx.cached((name, dtype, clip, inject_at), go)
+
+
+def mine(ctx, dtype=torch.float16, **kw) -> Run:
+    return run(ctx, ctx.solution, dtype, **kw)
+
+
+def ref(ctx, dtype=torch.float16, **kw) -> Run:
+    return run(ctx, ctx.reference, dtype, **kw)
+
+
+def float32_losses(ctx) -> list[float]:
+    def go():
+        model, loader, optimizer = build(ctx.device)
+        out = []
+        for _ in range(EPOCHS):
+            total = 0.0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = F.mse_loss(model(x.to(ctx.device)), y.to(ctx.device))
+                loss.backward()
+                optimizer.step()
+                total += loss.item()
+            out.append(total / len(loader))
+        return out
+
+    return ctx.cached("float32", go)
+
+
+def iterations(events) -> list[list]:
+    out = []
+    for e in events:
+        if e.kind == "backward":
+            out.append([])
+        if out:
+            out[-1].append(e)
+    return out
+
+
+def as_floats(losses) -> list[float]:
+    if not isinstance(losses, (list, tuple)):
+        fail(f"expected a list of {EPOCHS} floats (one per epoch), got {type(losses).__name__}")
+    out = []
+    for i, v in enumerate(losses):
+        if isinstance(v, torch.Tensor):
+            fail(f"epoch {i}: got a tensor; return Python floats (loss.item()), so no graph or device memory is kept")
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            fail(f"epoch {i}: expected a float, got {type(v).__name__}")
+        out.append(float(v))
+    return out
+
+
+def iteration_losses(r: Run) -> list[float]:
+    """Each iteration's unscaled loss, read from what reached backward()."""
+    out, scale = [], 1.0
+    for e in r.events:
+        if e.kind == "scale":
+            scale = e.info["scale"]
+        elif e.kind == "backward":
+            out.append(e.info["value"] / scale)
+            scale = 1.0
+    return out
+
+
+# -- the checks -------------------------------------------------------------------------------
+
+@CHECKS.add("returns-losses", "Runs and returns one finite float per epoch")
+def returns_losses(ctx):
+    losses = as_floats(mine(ctx).losses)
+    if len(losses) != EPOCHS:
+        fail(f"expected {EPOCHS} values (epochs={EPOCHS}), got {len(losses)}")
+    bad = [i for i, v in enumerate(losses) if not math.isfinite(v)]
+    if bad:
+        fail(f"epoch {bad[0]} loss is {losses[bad[0]]}: losses must stay finite")
+
+
+def parity(ctx, dtype, label):
+    yours = as_floats(mine(ctx, dtype).losses)
+    reference = as_floats(ref(ctx, dtype).losses)
+    ctx.data["curves"] = {"title": f"Loss per epoch ({label})",
+                          "series": {"yours": yours, "reference": reference, "float32": float32_losses(ctx)}}
+    per_iter = iteration_losses(ref(ctx, dtype))
+    n = len(per_iter) // EPOCHS if per_iter else 0
+    last = [per_iter[(i + 1) * n - 1] for i in range(EPOCHS)] if n else []
+    if last and len(yours) == EPOCHS and all(abs(a - b) <= 1e-6 * max(1, abs(b)) for a, b in zip(yours, last)) \
+            and any(rel_diff(a, b) > PARITY_RTOL for a, b in zip(last, reference)):
+        fail(f"your values {fmt(yours)} are each epoch's last iteration loss; return the mean over the "
+             f"epoch's {n} iterations: {fmt(reference)}")
+    expect_sequence_close(f"epoch loss with amp_dtype={label}", reference, yours, PARITY_RTOL)
+
+
+@CHECKS.add("loss-parity-fp16", "Epoch losses match the reference (float16)")
+def loss_parity_fp16(ctx):
+    parity(ctx, torch.float16, "float16")
+
+
+@CHECKS.add("loss-parity-bf16", "Epoch losses match the reference (bfloat16)")
+def loss_parity_bf16(ctx):
+    parity(ctx, torch.bfloat16, "bfloat16")
+
+
+@CHECKS.add("close-to-fp32", "Final loss is within 5% of a float32 run")
+def close_to_fp32(ctx):
+    base = float32_losses(ctx)[-1]
+    for dtype, label in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+        final = as_floats(mine(ctx, dtype).losses)[-1]
+        if not (math.isfinite(final) and rel_diff(final, base) <= FP32_RTOL):
+            fail(f"{label}: final epoch loss {fmt(final)} vs float32 {fmt(base)} "
+                 f"({rel_diff(final, base):.1%} apart; at most {FP32_RTOL:.0%} expected)")
+
+
+@CHECKS.add("autocast-forward", "Forward runs under autocast with the requested dtype")
+def autocast_forward(ctx):
+    for dtype in (torch.float16, torch.bfloat16):
+        forwards = [e.info for e in mine(ctx, dtype).events if e.kind == "forward"]
+        if not forwards:
+            fail(f"amp_dtype={dtype}: the model's forward never ran")
+        off = sum(1 for f in forwards if not f["autocast"])
+        if off:
+            fail(f"amp_dtype={dtype}: {off} of {len(forwards)} Linear forwards ran outside autocast; wrap forward "
+                 f"and loss in torch.autocast(device_type=device.type, dtype=amp_dtype)")
+        wrong = [f for f in forwards if f["autocast_dtype"] != dtype or f["out_dtype"] != dtype]
+        if wrong:
+            f = wrong[0]
+            fail(f"amp_dtype={dtype} requested, but autocast ran in {f['autocast_dtype']} and Linear outputs were "
+                 f"{f['out_dtype']}: pass dtype=amp_dtype to torch.autocast")
+
+
+@CHECKS.add("backward-outside-autocast", "Backward runs outside autocast")
+def backward_outside(ctx):
+    backs = [e.info for e in mine(ctx).events if e.kind == "backward"]
+    inside = sum(1 for b in backs if b["autocast"])
+    if not backs:
+        fail("backward() was never called")
+    if inside:
+        fail(f"{inside} of {len(backs)} backward() calls ran inside autocast; leave the `with torch.autocast(...)` "
+             "block before calling backward")
+
+
+@CHECKS.add("master-weights-fp32", "Parameters stay float32 (master weights)")
+def master_weights(ctx):
+    for dtype in (torch.float16, torch.bfloat16):
+        wrong = [d for d in mine(ctx, dtype).param_dtypes if d != torch.float32]
+        if wrong:
+            fail(f"amp_dtype={dtype}: {len(wrong)} parameters ended as {wrong[0]}; keep the model float32 "
+                 "(no model.half()/.to(dtype)) and let autocast cast per op")
+
+
+@CHECKS.add("grad-scaler", "float16: one enabled GradScaler for the whole run")
+def grad_scaler(ctx):
+    r = mine(ctx)
+    if not r.scalers:
+        fail("no GradScaler was created: float16 gradients underflow without loss scaling; create "
+             "torch.amp.GradScaler(device.type) once, before the loop")
+    if len(r.scalers) > 1:
+        fail(f"{len(r.scalers)} GradScalers were created; create one before the loop so its scale and "
+             "growth count carry across iterations")
+    scaler = r.scalers[0]
+    if not scaler.is_enabled():
+        extra = (" (torch.cuda.amp.GradScaler is deprecated and CUDA-only: use torch.amp.GradScaler(device.type))"
+                 if isinstance(scaler, instrument.RecordingCudaGradScaler) else "")
+        fail(f"the GradScaler is disabled on device '{ctx.device.type}'{extra}")
+
+
+@CHECKS.add("loss-scaled", "float16: backward runs on the scaled loss")
+def loss_scaled(ctx):
+    for i, it in enumerate(iterations(mine(ctx).events)):
+        back = it[0].info
+        scaled = [e for e in mine(ctx).events if e.kind == "scale" and e.info["tensor_id"] == back["tensor_id"]]
+        if not scaled:
+            fail(f"iteration {i}: backward() ran on an unscaled loss ({fmt(back['value'])}); call "
+                 "scaler.scale(loss).backward()")
+
+
+@CHECKS.add("step-through-scaler", "float16: the optimizer steps only through scaler.step")
+def step_through_scaler(ctx):
+    steps = [e.info for e in mine(ctx).events if e.kind == "opt.step"]
+    direct = sum(1 for s in steps if not s["via_scaler"])
+    if direct:
+        fail(f"optimizer.step() was called directly {direct} time(s); call scaler.step(optimizer) so that steps "
+             "with inf/NaN gradients are skipped")
+    its = iterations(mine(ctx).events)
+    counts = [sum(1 for e in it if e.kind == "scaler.step") for it in its]
+    if any(c != 1 for c in counts):
+        i = next(i for i, c in enumerate(counts) if c != 1)
+        fail(f"iteration {i}: scaler.step was called {counts[i]} time(s); expected exactly once per iteration")
+
+
+@CHECKS.add("update-every-iteration", "float16: scaler.update() runs once per iteration, after the step")
+def update_every_iteration(ctx):
+    for i, it in enumerate(iterations(mine(ctx).events)):
+        kinds = [e.kind for e in it]
+        if kinds.count("update") != 1:
+            fail(f"iteration {i}: scaler.update() was called {kinds.count('update')} time(s); call it once per "
+                 "iteration after scaler.step, or the scale never backs off after an overflow")
+        if "scaler.step" in kinds and kinds.index("update") < kinds.index("scaler.step"):
+            fail(f"iteration {i}: scaler.update() ran before scaler.step(); update after stepping")
+
+
+@CHECKS.add("zero-grad", "Gradients are zeroed once per iteration, never between backward and step")
+def zero_grad(ctx):
+    r = mine(ctx)
+    for i, it in enumerate(iterations(r.events)):
+        if not it[0].info["grads_zero"]:
+            fail(f"iteration {i}: backward() started with non-zero gradients left from the previous iteration; "
+                 "call optimizer.zero_grad() once per iteration")
+        kinds = [e.kind for e in it]
+        if "zero_grad" in kinds and "scaler.step" in kinds and kinds.index("zero_grad") < kinds.index("scaler.step"):
+            fail(f"iteration {i}: zero_grad() ran between backward() and the step, so the step used zero gradients")
+
+
+@CHECKS.add("overflow-skips-step", "An inf gradient skips that step, backs off the scale, and training goes on")
+def overflow(ctx):
+    r = mine(ctx, inject_at=INJECT_AT)
+    its = iterations(r.events)
+    if len(its) <= INJECT_AT + 1:
+        fail(f"expected more than {INJECT_AT + 1} iterations, saw {len(its)}")
+    hit = its[INJECT_AT]
+    if any(e.kind == "opt.step" for e in hit):
+        fail(f"iteration {INJECT_AT} had an inf gradient, yet optimizer.step() ran; step through scaler.step")
+    before, after = its[INJECT_AT][0].info["params"], its[INJECT_AT + 1][0].info["params"]
+    moved = max((a - b).abs().max().item() for a, b in zip(after, before))
+    if moved != 0:
+        fail(f"iteration {INJECT_AT} had an inf gradient, yet parameters changed (max change {moved:.3g})")
+    updates = [e.info for e in hit if e.kind == "update"]
+    if not updates or not updates[0]["after"] < updates[0]["before"]:
+        seen = f"{fmt(updates[0]['before'])} -> {fmt(updates[0]['after'])}" if updates else "no update() call"
+        fail(f"after the overflow at iteration {INJECT_AT} the scale should back off "
+             f"(x0.5), saw {seen}")
+    expected = [e.info["after"] for e in ref(ctx, inject_at=INJECT_AT).events if e.kind == "update"]
+    seen = [e.info["after"] for e in r.events if e.kind == "update"]
+    expect_sequence_close("scale after each update()", expected, seen, 0.0)
+    losses = as_floats(r.losses)
+    if not all(math.isfinite(v) for v in losses):
+        fail(f"losses after the overflow must stay finite, got {fmt(losses)}")
+    if not any(e.kind == "opt.step" for it in its[INJECT_AT + 1:] for e in it):
+        fail("no optimizer step ran after the overflow: training should go on")
+
+
+@CHECKS.add("clip-after-unscale", "With max_grad_norm, clipping sees unscaled gradients")
+def clip_after_unscale(ctx):
+    r, rr = mine(ctx, clip=CLIP), ref(ctx, clip=CLIP)
+    clips = [e.info for e in r.events if e.kind == "clip"]
+    ref_clips = [e.info for e in rr.events if e.kind == "clip"]
+    if not clips:
+        fail(f"max_grad_norm={CLIP} was given but clip_grad_norm_ was never called")
+    for i, it in enumerate(iterations(r.events)):
+        kinds = [e.kind for e in it]
+        if "clip" in kinds and ("unscale_" not in kinds or kinds.index("unscale_") > kinds.index("clip")):
+            seen, exp = clips[min(i, len(clips) - 1)]["total_norm"], ref_clips[min(i, len(ref_clips) - 1)]["total_norm"]
+            fail(f"iteration {i}: clip_grad_norm_ ran before scaler.unscale_(optimizer), on scaled gradients "
+                 f"(total norm {fmt(seen)}, unscaled it is {fmt(exp)}); unscale first, then clip")
+    diff, where = max_param_diff(r.model, rr.model)
+    if diff > 1e-4:
+        fail(f"after training with clipping, parameters differ from the reference by up to {diff:.2e} "
+             f"(relative, in {where})")

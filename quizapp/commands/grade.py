@@ -1,0 +1,78 @@
+"""`quizapp grade`: grade a solution file, print the report, record the attempt."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from quizapp.catalog import load_catalog
+from quizapp.grading.resolve import UsageError, resolve_exercise
+from quizapp.grading.result import GradeReport
+from quizapp.grading.runner import grade
+
+
+def usage_report(file: Path, exercise: str | None, message: str) -> GradeReport:
+    return GradeReport(exercise=exercise or "", file=str(file), status="error", message=message,
+                       device=None, torch=None, duration_s=0.0)
+
+
+def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bool, timeout: float) -> int:
+    catalog = load_catalog()
+    try:
+        exercise_id = resolve_exercise(file, exercise, catalog)
+    except UsageError as exc:
+        return usage_exit(file, exercise, str(exc), as_json or events, events)
+
+    def print_event(event: dict) -> None:
+        click.echo(json.dumps(event))
+
+    if not (as_json or events):
+        click.echo(f"Grading {file} as '{exercise_id}'...", err=True)
+    report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
+                   on_event=print_event if events else None)
+    report.file = str(file)  # as the learner named it
+    if report.status == "usage":
+        return usage_exit(file, exercise_id, report.message, as_json or events, events)
+    saved = record(report, file)
+    if events:
+        click.echo(json.dumps({"event": "report", "report": report.to_json()}))
+    elif as_json:
+        click.echo(json.dumps(report.to_json()))
+    else:
+        from quizapp.grading.render import print_report
+
+        print_report(report, catalog[exercise_id])
+    if saved is not None:
+        click.echo(f"quizapp: the result was not saved: {saved}", err=True)
+    return report.exit_code
+
+
+def usage_exit(file: Path, exercise: str | None, message: str, as_json: bool, events: bool) -> int:
+    if events:
+        click.echo(json.dumps({"event": "report", "report": usage_report(file, exercise, message).to_json()}))
+    elif as_json:
+        click.echo(json.dumps(usage_report(file, exercise, message).to_json()))
+    click.echo(f"quizapp grade: {message}", err=True)
+    return 2
+
+
+def record(report: GradeReport, file: Path) -> str | None:
+    """Save the attempt; returns why it could not be saved, or None."""
+    from quizapp.study.store import Store, StoreError
+
+    try:
+        digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    except OSError:
+        digest = None
+    try:
+        with Store.open() as store:
+            store.record_grade(report.exercise, status=report.status, checks_passed=report.passed,
+                               checks_total=report.counted, device=report.device, duration_s=report.duration_s,
+                               file_path=str(file.resolve()), file_hash=digest, report=report.to_json())
+    except StoreError as exc:
+        return str(exc)
+    return None

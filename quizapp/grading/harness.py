@@ -1,0 +1,150 @@
+"""Child side: how an exercise's checks.py declares its checks, and the helpers checks share."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+class CheckFailed(Exception):
+    """The solution did something other than expected; the message says what, in numbers."""
+
+
+class CheckSkipped(Exception):
+    """The check has no meaning here (e.g. needs CUDA)."""
+
+
+def fail(message: str):
+    raise CheckFailed(message)
+
+
+def skip(reason: str):
+    raise CheckSkipped(reason)
+
+
+@dataclass
+class Check:
+    id: str
+    title: str
+    run: Callable
+
+
+@dataclass
+class Required:
+    """A name the solution must define, with the call the grader will make (to test the signature)."""
+
+    name: str
+    signature: str  # as shown to the learner
+    sample_args: tuple = ()
+    sample_kwargs: dict = field(default_factory=dict)
+    is_class: bool = False
+
+
+class Checks:
+    """An exercise's ordered list of checks: `CHECKS = Checks(); @CHECKS.add("id", "title")`."""
+
+    def __init__(self, *required: Required):
+        self.required = required
+        self.checks: list[Check] = []
+
+    def add(self, check_id: str, title: str):
+        def register(fn):
+            self.checks.append(Check(check_id, title, fn))
+            return fn
+
+        return register
+
+
+class Context:
+    """What a check sees: the solution, the reference, the device, and a cache for shared runs."""
+
+    def __init__(self, solution, reference, device, exercise_dir):
+        self.solution = solution
+        self.reference = reference
+        self.device = device
+        self.exercise_dir = exercise_dir
+        self.data: dict = {}  # extra results for the report (e.g. curves to plot)
+        self._cache: dict = {}
+
+    def cached(self, key, compute: Callable):
+        """Run `compute` once per key; a run that raised re-raises the same error for every check."""
+        if key not in self._cache:
+            try:
+                self._cache[key] = (True, compute())
+            except BaseException as exc:  # noqa: BLE001 - re-raised to each check that asks
+                self._cache[key] = (False, exc)
+        ok, value = self._cache[key]
+        if not ok:
+            raise value
+        return value
+
+    @property
+    def on_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+
+def signature_problem(obj, req: Required) -> str | None:
+    """Why the solution's `name` cannot be called as the grader will call it, or None."""
+    if obj is None:
+        return f"the solution does not define `{req.name}`; expected {req.name}{req.signature}"
+    if req.is_class:
+        if not inspect.isclass(obj):
+            return f"`{req.name}` must be a class; expected class {req.name}: __init__{req.signature}"
+        target = obj.__init__
+        args = (None,) + req.sample_args
+    else:
+        if not callable(obj):
+            return f"`{req.name}` must be a function; expected {req.name}{req.signature}"
+        target, args = obj, req.sample_args
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(*args, **req.sample_kwargs)
+    except TypeError as exc:
+        return f"`{req.name}` has the wrong signature ({exc}): yours is {req.name}{sig}, expected {req.name}{req.signature}"
+    return None
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+def rel_diff(a: float, b: float) -> float:
+    if a == b:
+        return 0.0
+    return abs(a - b) / max(abs(a), abs(b), 1e-30)
+
+
+def close(a: float, b: float, rtol: float, atol: float = 0.0) -> bool:
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= atol + rtol * abs(b)
+
+
+def fmt(x) -> str:
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(fmt(v) for v in x) + "]"
+    return str(x)
+
+
+def expect_sequence_close(what: str, expected, seen, rtol: float, atol: float = 0.0) -> None:
+    """Fail at the first element that differs, with both values and the tolerance."""
+    if len(seen) != len(expected):
+        fail(f"{what}: expected {len(expected)} values, got {len(seen)}")
+    for i, (e, s) in enumerate(zip(expected, seen)):
+        if not close(s, e, rtol, atol):
+            fail(f"{what}[{i}]: expected {fmt(e)}, got {fmt(s)} (relative difference {rel_diff(e, s):.2e}, "
+                 f"tolerance {rtol:.0e})")
+
+
+def max_param_diff(model_a, model_b) -> tuple[float, str]:
+    """The largest relative difference between two models' parameters, and where."""
+    worst, where = 0.0, ""
+    for (name, a), (_, b) in zip(model_a.named_parameters(), model_b.named_parameters()):
+        denom = b.detach().float().abs().max().item() or 1.0
+        diff = (a.detach().float() - b.detach().float()).abs().max().item() / denom
+        if not math.isfinite(diff) or diff > worst:
+            worst, where = (math.inf if not math.isfinite(diff) else diff), name
+    return worst, where

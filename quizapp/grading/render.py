@@ -1,0 +1,75 @@
+"""The human grade report: a table of checks, the failures' messages, a summary, a loss plot."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from quizapp.grading.result import GradeReport
+
+STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "dim"}
+MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "skip"}
+
+
+def curves_of(report: GradeReport) -> dict | None:
+    for check in report.checks:
+        curves = check.data.get("curves")
+        if curves and any(curves.get("series", {}).values()):
+            return curves
+    return None
+
+
+def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
+    import plotext as plt
+
+    plt.clear_figure()
+    plt.plotsize(width, height)
+    plt.theme("clear")
+    plt.title(curves.get("title", ""))
+    markers = {"yours": "●", "reference": "+", "float32": "·"}
+    # Draw "yours" last so it stays visible where the curves coincide.
+    series = sorted(curves["series"].items(), key=lambda kv: kv[0] == "yours")
+    for name, values in series:
+        finite = [v for v in values if isinstance(v, (int, float)) and v == v and abs(v) != float("inf")]
+        if finite:
+            plt.plot(list(range(1, len(finite) + 1)), finite, label=name, marker=markers.get(name, "dot"))
+    plt.xlabel(curves.get("x", "epoch"))
+    return plt.build()
+
+
+def print_report(report: GradeReport, exercise=None, console: Console | None = None) -> None:
+    console = console or Console()
+    title = exercise.title if exercise else report.exercise
+    console.print(f"[bold]{title}[/]  ({report.file}, device {report.device or '?'}, torch {report.torch or '?'})")
+    if report.checks:
+        table = Table(show_header=True, header_style="bold", expand=False)
+        table.add_column("", width=5)
+        table.add_column("check")
+        table.add_column("message", overflow="fold", ratio=1)
+        first_with: dict[str, str] = {}
+        for c in report.checks:
+            message = c.message
+            if c.status == "error" and message in first_with:
+                message = f"same error as \"{first_with[message]}\""
+            elif c.status == "error":
+                first_with[message] = c.title
+            table.add_row(Text(MARK[c.status], style=STYLE[c.status]), c.title,
+                          Text(message, style=STYLE[c.status] if c.status != "skip" else "dim"))
+        console.print(table)
+    if report.status == "error" and report.message:
+        console.print(Text("The solution could not be graded:\n" + report.message, style="magenta"))
+    curves = curves_of(report)
+    if curves:
+        console.print(Text.from_ansi(plot_text(curves, width=min(console.width - 1, 80))))
+    if report.output.strip():
+        shown = report.output.strip().splitlines()
+        tail = "\n".join(shown[-15:])
+        console.print(f"[dim]Your code printed {len(shown)} line(s){'; the last 15' if len(shown) > 15 else ''}:[/]")
+        console.print(Text(tail, style="dim"))
+    skipped = sum(1 for c in report.checks if c.status == "skip")
+    summary = f"{report.passed}/{report.counted} checks passed" + (f", {skipped} skipped" if skipped else "")
+    verdict = {"pass": "[bold green]PASSED[/]", "fail": "[bold red]NOT YET[/]", "error": "[bold magenta]ERROR[/]"}
+    console.print(f"{verdict.get(report.status, report.status)}: {summary} in {report.duration_s:.1f} s")
+    if report.status == "fail":
+        console.print(f"Stuck? [bold]quizapp hint {report.exercise}[/] shows the next hint.")

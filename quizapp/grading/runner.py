@@ -1,0 +1,201 @@
+"""Parent side: run a solution in a child process with limits, and turn its events into a report.
+
+No torch here: the child imports it. The parent alone writes to the progress database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import quizapp
+from quizapp.grading.result import CheckResult, GradeReport, overall_status
+
+OUTPUT_CAP = 64 * 1024
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MEMORY_MB = 8192
+POLL_S = 0.02
+
+
+class OutputCollector(threading.Thread):
+    """Drain the child's stdout+stderr, keeping the first OUTPUT_CAP bytes, so it can never block."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.kept = bytearray()
+        self.total = 0
+
+    def run(self) -> None:
+        while chunk := self.stream.read(65536):
+            self.total += len(chunk)
+            room = OUTPUT_CAP - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", errors="replace")
+        if self.total > OUTPUT_CAP:
+            text += f"\n[... output cut: {self.total - OUTPUT_CAP} more bytes not shown]"
+        return text
+
+
+class EventFile:
+    """Read complete JSON lines as the child appends them."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = 0
+        self.buffer = b""
+
+    def new_events(self) -> list[dict]:
+        try:
+            with self.path.open("rb") as fh:
+                fh.seek(self.offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(chunk)
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        events = []
+        for line in lines:
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                continue
+        return events
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str = "auto",
+          timeout: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
+          on_event: Callable[[dict], None] | None = None,
+          cancel: threading.Event | None = None) -> GradeReport:
+    """Grade `solution` against the exercise in `exercise_dir`; never raises for a bad solution."""
+    started = time.monotonic()
+    solution = solution.resolve()
+    scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-"))
+    results = scratch / "events.jsonl"
+    workdir = scratch / "work"
+    workdir.mkdir()
+    env = dict(os.environ)
+    package_root = str(Path(quizapp.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    cmd = [sys.executable, "-m", "quizapp.grading.child", "--exercise-dir", str(exercise_dir),
+           "--solution", str(solution), "--device", device, "--results", str(results),
+           "--memory-mb", str(memory_mb)]
+    state = _RunState(exercise_id, solution, on_event)
+    try:
+        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return state.report(started, f"could not start the grader process: {exc}", "")
+    collector = OutputCollector(proc.stdout)
+    collector.start()
+    events = EventFile(results)
+    reason = None
+    try:
+        while proc.poll() is None:
+            state.feed(events.new_events())
+            if time.monotonic() - started > timeout:
+                reason = f"timed out after {timeout:g} s (the whole process group was killed); look for an endless loop or a long sleep"
+                break
+            if cancel is not None and cancel.is_set():
+                reason = "cancelled"
+                break
+            time.sleep(POLL_S)
+    finally:
+        _kill_group(proc)  # also reaps anything the solution started
+        proc.wait()
+        collector.join(timeout=5)
+    state.feed(events.new_events())
+    shutil.rmtree(scratch, ignore_errors=True)
+    if reason is None and not state.done:
+        reason = _early_end(proc.returncode, state)
+    return state.report(started, reason, collector.text())
+
+
+def _early_end(returncode: int, state: "_RunState") -> str:
+    during = f" during check '{state.current}'" if state.current else ""
+    if returncode < 0:
+        sig = signal.Signals(-returncode).name if -returncode in signal.Signals._value2member_map_ else str(-returncode)
+        hint = " (out of memory?)" if sig == "SIGKILL" else ""
+        return f"the solution's process was killed by {sig}{hint}{during}"
+    return (f"the solution ended the process early (exit code {returncode}){during}, e.g. with os._exit(); "
+            "a solution must return, not exit")
+
+
+class _RunState:
+    """Accumulates the child's events into checks, forwarding each event as it arrives."""
+
+    def __init__(self, exercise_id: str, solution: Path, on_event):
+        self.exercise_id = exercise_id
+        self.solution = solution
+        self.on_event = on_event
+        self.checks: list[CheckResult] = []
+        self.planned: list[dict] = []
+        self.device = self.torch = None
+        self.error: str | None = None
+        self.usage_error: str | None = None
+        self.done = False
+
+    @property
+    def current(self) -> str | None:
+        return self.planned[len(self.checks)]["id"] if len(self.checks) < len(self.planned) else None
+
+    def feed(self, events: list[dict]) -> None:
+        for event in events:
+            kind = event.get("event")
+            if kind == "start":
+                self.device, self.torch = event.get("device"), event.get("torch")
+                self.planned = list(event.get("checks", []))
+            elif kind == "check":
+                self.checks.append(CheckResult(event["id"], event["title"], event["status"],
+                                               event.get("message", ""), event.get("data") or {}))
+            elif kind == "error":
+                self.error = event.get("message")
+            elif kind == "usage_error":
+                self.usage_error = event.get("message")
+            elif kind == "done":
+                self.done = True
+                continue
+            if self.on_event is not None and kind in ("start", "check", "error"):
+                self.on_event(event)
+
+    def report(self, started: float, cut_short: str | None, output: str) -> GradeReport:
+        checks = list(self.checks)
+        message = self.error
+        if cut_short is not None:
+            # The check that was running when the process died is an error; later ones never ran.
+            if self.current is not None:
+                title = self.planned[len(checks)]["title"]
+                checks.append(CheckResult(self.current, title, "error", cut_short))
+            message = cut_short
+        if self.usage_error:
+            status = "usage"
+            message = self.usage_error
+        elif message is not None and (cut_short is not None or not checks):
+            status = "error"
+        else:
+            status = overall_status(checks)
+        return GradeReport(exercise=self.exercise_id, file=str(self.solution), status=status, message=message,
+                           device=self.device, torch=self.torch, duration_s=time.monotonic() - started,
+                           checks=checks, output=output)
