@@ -1,0 +1,216 @@
+"""Facts of questions/checkpointing.yaml, checked by saving and loading in memory with torch."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import pickle
+import random
+import sys
+import types
+import zipfile
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    lr: float = 3e-4
+
+
+def _save(obj) -> bytes:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+def _load(data: bytes, **kwargs):
+    return torch.load(io.BytesIO(data), **kwargs)
+
+
+@pytest.mark.verifies("ckpt-save-state-dict")
+def test_whole_model_pickle_is_refused_and_tied_to_the_class_path():
+    mod = types.ModuleType("quizapp_ckpt_fact_models")
+    exec("import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n        self.fc = nn.Linear(3, 2)\n"
+         "    def forward(self, x):\n        return self.fc(x)\n", mod.__dict__)
+    sys.modules[mod.__name__] = mod
+    try:
+        torch.manual_seed(0)
+        net = mod.Net()
+        whole, weights = _save(net), _save(net.state_dict())
+        # the default (weights_only=True since 2.6) refuses a pickled module
+        with pytest.raises(pickle.UnpicklingError):
+            _load(whole)
+        assert isinstance(_load(whole, weights_only=False), mod.Net)
+        # pickle stored a reference to quizapp_ckpt_fact_models.Net: once it is gone, loading fails
+        del mod.Net
+        with pytest.raises(AttributeError):
+            _load(whole, weights_only=False)
+        # the state_dict loads into any module with the same structure
+        fresh = nn.Module()
+        fresh.fc = nn.Linear(3, 2)
+        fresh.load_state_dict(_load(weights))
+        assert torch.equal(fresh.fc.weight, net.fc.weight)
+        # both files are the same uncompressed zip container
+        for data in (whole, weights):
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist())
+    finally:
+        sys.modules.pop(mod.__name__, None)
+
+
+@pytest.mark.verifies("ckpt-state-dict-keys")
+def test_state_dict_holds_parameters_and_persistent_buffers_only():
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    opt = torch.optim.Adam(model.parameters())
+    model(torch.randn(8, 3)).sum().backward()
+    opt.step()
+    model[1].register_buffer("scratch", torch.zeros(1), persistent=False)
+    assert list(model.state_dict()) == [
+        "0.weight", "0.bias", "1.weight", "1.bias",
+        "1.running_mean", "1.running_var", "1.num_batches_tracked",
+    ]
+    assert "exp_avg" in opt.state_dict()["state"][0]  # optimizer state lives in the optimizer
+
+
+@pytest.mark.verifies("ckpt-ddp-prefix")
+def test_wrapper_prefix_and_how_to_strip_it():
+    from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+
+    torch.manual_seed(0)
+    # DDP and DataParallel both keep the network as `self.module`; DataParallel runs on one CPU
+    wrapped = nn.DataParallel(nn.Linear(3, 2))
+    sd = wrapped.state_dict()
+    assert list(sd) == ["module.weight", "module.bias"]
+
+    plain = nn.Linear(3, 2)
+    before = plain.weight.detach().clone()
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        plain.load_state_dict(sd)
+    result = plain.load_state_dict(sd, strict=False)  # loads nothing, says so, raises nothing
+    assert result.missing_keys == ["weight", "bias"]
+    assert torch.equal(plain.weight, before)
+
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    plain.load_state_dict(sd)
+    assert torch.equal(plain.weight, wrapped.module.weight)
+
+
+class _Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(16, 64), nn.Linear(64, 16)
+        self.drop = nn.Dropout(0.5)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.fc2(self.drop(torch.tanh(self.fc1(x))))
+
+
+def _saved_bytes(fn):
+    total = 0
+
+    def pack(t):
+        nonlocal total
+        total += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn()
+    return out, total
+
+
+@pytest.mark.verifies("ckpt-activation-checkpointing")
+def test_activation_checkpointing_recomputes_and_gives_the_same_gradients():
+    torch.manual_seed(0)
+    block = _Block()
+    x = torch.randn(32, 16, requires_grad=True)
+
+    torch.manual_seed(1)
+    out, plain_saved = _saved_bytes(lambda: block(x))
+    out.square().sum().backward()
+    plain_grads = [p.grad.clone() for p in block.parameters()]
+    assert block.calls == 1
+    block.zero_grad()
+
+    block.calls = 0
+    torch.manual_seed(1)
+    out, ckpt_saved = _saved_bytes(lambda: checkpoint(block, x, use_reentrant=False))
+    assert block.calls == 1
+    out.square().sum().backward()
+    assert block.calls == 2  # the forward ran again during backward
+    for p, g in zip(block.parameters(), plain_grads):
+        assert torch.equal(p.grad, g)  # same dropout mask: the RNG state was restored
+    assert ckpt_saved < plain_saved / 4
+
+    with pytest.warns(UserWarning, match="use_reentrant"):
+        checkpoint(block, x)
+
+
+@pytest.mark.verifies("ckpt-rng-resume")
+def test_restoring_the_rng_state_reproduces_dropout_and_shuffling():
+    loader = torch.utils.data.DataLoader(list(range(20)), batch_size=5, shuffle=True)
+    drop = nn.Dropout(0.5)
+
+    def draw():
+        order = torch.cat(list(loader)).tolist()
+        mask = drop(torch.ones(64)) > 0
+        return order, mask
+
+    torch.manual_seed(0)
+    draw()  # the first "epoch"
+    saved = torch.get_rng_state()  # what a checkpoint would store
+    uninterrupted = draw()
+
+    torch.manual_seed(0)  # a restart re-seeds from the start...
+    restarted = draw()
+    assert restarted[0] != uninterrupted[0]
+    assert not torch.equal(restarted[1], uninterrupted[1])
+
+    torch.set_rng_state(saved)  # ...restoring the saved state continues the exact sequence
+    resumed = draw()
+    assert resumed[0] == uninterrupted[0]
+    assert torch.equal(resumed[1], uninterrupted[1])
+
+
+@pytest.mark.verifies("ckpt-weights-only")
+def test_what_the_default_weights_only_load_accepts():
+    model = nn.Linear(3, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    model(torch.randn(4, 3)).sum().backward()
+    opt.step()
+    sched = torch.optim.lr_scheduler.StepLR(opt, 10)
+    scaler = torch.amp.GradScaler("cpu")
+
+    full = {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+            "scaler": scaler.state_dict(), "epoch": 7, "rng": torch.get_rng_state()}
+    loaded = _load(_save(full))
+    assert loaded["epoch"] == 7 and torch.equal(loaded["rng"], full["rng"])
+    assert loaded["scaler"]["scale"] == 2.0**16
+    assert set(_load(_save(model.state_dict()))) == {"weight", "bias"}
+    assert _load(_save(random.getstate())) == random.getstate()
+
+    with pytest.raises(pickle.UnpicklingError):
+        _load(_save(model))
+    with_config = _save({"model": model.state_dict(), "config": TrainConfig()})
+    with pytest.raises(pickle.UnpicklingError):
+        _load(with_config)
+    with torch.serialization.safe_globals([TrainConfig]):  # allowlisting a trusted class
+        assert _load(with_config)["config"] == TrainConfig()
+    assert _load(with_config, weights_only=False)["config"].lr == 3e-4
+
+
+@pytest.mark.verifies("ckpt-slice-save")
+def test_saving_a_view_writes_the_whole_storage():
+    big = torch.zeros(1_000_000)
+    view_bytes = len(_save(big[:10]))
+    clone_bytes = len(_save(big[:10].clone()))
+    assert view_bytes == pytest.approx(4_000_000, rel=0.01)
+    assert clone_bytes < 2_000
+    loaded = _load(_save(big[:10]))
+    assert loaded.shape == (10,) and loaded.untyped_storage().nbytes() == 4_000_000

@@ -1,0 +1,84 @@
+"""Facts taught by questions/data-augmentation.yaml, checked with plain torch tensors."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+
+@pytest.mark.verifies("aug-mixup-target-loss")
+def test_mixup_loss_equals_cross_entropy_on_the_mixed_target():
+    lam = 0.7
+    # 4 classes; class a = 0, class b = 1; softmax gives p(a) = 0.5, p(b) = 0.25
+    logits = torch.log(torch.tensor([[0.5, 0.25, 0.125, 0.125]]))
+    y_a, y_b = torch.tensor([0]), torch.tensor([1])
+
+    two_term = lam * F.cross_entropy(logits, y_a) + (1 - lam) * F.cross_entropy(logits, y_b)
+    soft = lam * F.one_hot(y_a, 4).float() + (1 - lam) * F.one_hot(y_b, 4).float()
+    soft_target = F.cross_entropy(logits, soft)
+
+    assert two_term.item() == pytest.approx(0.9011, abs=1e-4)
+    assert two_term.item() == pytest.approx(1.3 * math.log(2), rel=1e-6)
+    assert soft_target.item() == pytest.approx(two_term.item(), rel=1e-6)
+    # the slips named in the explanation give different numbers
+    assert F.cross_entropy(logits, y_a).item() == pytest.approx(0.6931, abs=1e-4)
+    half = 0.5 * F.cross_entropy(logits, y_a) + 0.5 * F.cross_entropy(logits, y_b)
+    assert half.item() == pytest.approx(1.0397, abs=1e-4)
+
+
+@pytest.mark.verifies("aug-mixup-target-loss")
+def test_mixup_of_a_batch_with_a_permutation_is_linear_in_the_target():
+    torch.manual_seed(0)
+    out = torch.randn(6, 5)
+    y = torch.tensor([0, 1, 2, 3, 4, 0])
+    perm = torch.randperm(6)
+    lam = 0.3
+    two_term = lam * F.cross_entropy(out, y) + (1 - lam) * F.cross_entropy(out, y[perm])
+    soft = lam * F.one_hot(y, 5).float() + (1 - lam) * F.one_hot(y[perm], 5).float()
+    assert F.cross_entropy(out, soft).item() == pytest.approx(two_term.item(), rel=1e-6)
+
+
+@pytest.mark.verifies("aug-mixup-alpha")
+def test_beta_alpha_shapes_the_mixing_weight():
+    small = torch.distributions.Beta(torch.tensor(0.2), torch.tensor(0.2))
+    uniform = torch.distributions.Beta(torch.tensor(1.0), torch.tensor(1.0))
+    points = torch.tensor([0.05, 0.5, 0.95])
+
+    dens = small.log_prob(points).exp()
+    assert small.mean.item() == pytest.approx(0.5)
+    assert dens[0].item() == pytest.approx(1.2046, abs=1e-3)
+    assert dens[1].item() == pytest.approx(0.3190, abs=1e-3)
+    assert dens[0] > dens[1] < dens[2]  # U-shaped
+    assert torch.allclose(uniform.log_prob(points).exp(), torch.ones(3))
+
+    torch.manual_seed(0)
+    draws = small.sample((20000,))
+    near_ends = ((draws < 0.1) | (draws > 0.9)).float().mean().item()
+    assert near_ends > 0.5  # most draws are dominated by one of the two images
+
+
+def _cutmix(a: torch.Tensor, b: torch.Tensor, cx: int, cy: int, cut_w: int, cut_h: int):
+    """Paste the (clipped) box of b into a; return the mixed image and the area-based lambda."""
+    h, w = a.shape[-2:]
+    x1, x2 = max(cx - cut_w // 2, 0), min(cx + cut_w // 2, w)
+    y1, y2 = max(cy - cut_h // 2, 0), min(cy + cut_h // 2, h)
+    mixed = a.clone()
+    mixed[..., y1:y2, x1:x2] = b[..., y1:y2, x1:x2]
+    lam = 1 - (x2 - x1) * (y2 - y1) / (w * h)
+    return mixed, lam
+
+
+@pytest.mark.verifies("aug-cutmix-clipped-lambda")
+def test_cutmix_lambda_comes_from_the_clipped_box_area():
+    a = torch.ones(3, 32, 32)
+    b = torch.zeros(3, 32, 32)
+
+    mixed, lam = _cutmix(a, b, cx=4, cy=4, cut_w=16, cut_h=16)
+    share_from_a = mixed[0].mean().item()  # a's pixels are 1, b's are 0
+    assert lam == 0.859375
+    assert share_from_a == pytest.approx(lam)
+    assert share_from_a != pytest.approx(0.75)  # the unclipped box's lambda is wrong here
+
+    mixed, lam = _cutmix(a, b, cx=16, cy=16, cut_w=16, cut_h=16)  # box fully inside
+    assert lam == 0.75 and mixed[0].mean().item() == pytest.approx(0.75)

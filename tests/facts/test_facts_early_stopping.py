@@ -1,0 +1,106 @@
+"""Facts taught by questions/early-stopping.yaml, checked with torch where torch can compute them."""
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+
+def _early_stopping(losses, patience, min_delta):
+    """Min-mode early stopping as Keras and Lightning count it.
+
+    Returns (epoch training stopped at or None, epoch of the best score), both 1-based.
+    """
+    best, best_epoch, bad = None, None, 0
+    for epoch, loss in enumerate(losses, start=1):
+        if best is None or loss < best - min_delta:
+            best, best_epoch, bad = loss, epoch, 0
+        else:
+            bad += 1
+            if bad >= patience:
+                return epoch, best_epoch
+    return None, best_epoch
+
+
+VAL_LOSSES = [1.00, 0.90, 0.86, 0.855, 0.852, 0.83, 0.825, 0.822, 0.821, 0.70]
+
+
+@pytest.mark.verifies("es-patience-min-delta")
+def test_patience_and_min_delta_simulation():
+    losses = torch.tensor(VAL_LOSSES, dtype=torch.float64).tolist()
+    assert _early_stopping(losses, patience=3, min_delta=0.01) == (9, 6)
+    # without min_delta every tiny decrease resets the counter and training never stops
+    assert _early_stopping(losses, patience=3, min_delta=0.0) == (None, 10)
+
+
+@pytest.mark.verifies("es-state-dict-alias")
+def test_state_dict_is_a_live_view_and_deepcopy_is_a_snapshot():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    at_best = model.weight.detach().clone()
+    best_alias = model.state_dict()
+    best_copy = copy.deepcopy(model.state_dict())
+    best_clone = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    model(torch.ones(2, 3)).sum().backward()
+    optimizer.step()  # updates the parameters in place
+    assert not torch.equal(model.weight, at_best)
+    assert best_alias["weight"].data_ptr() == model.weight.data_ptr()
+    assert torch.equal(best_alias["weight"], model.weight)  # "best" silently followed training
+    assert torch.equal(best_copy["weight"], at_best)
+    assert torch.equal(best_clone["weight"], at_best)
+    model.load_state_dict(best_copy)
+    assert torch.equal(model.weight, at_best)
+
+
+@pytest.mark.verifies("es-reduce-lr-on-plateau-patience")
+def test_reduce_lr_on_plateau_waits_patience_plus_one_bad_epochs():
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([param], lr=1.0)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=2)
+    first_drop = None
+    for call, loss in enumerate([1.0, 0.9, 0.9, 0.9, 0.9, 0.9], start=1):
+        scheduler.step(loss)
+        if first_drop is None and optimizer.param_groups[0]["lr"] < 1.0:
+            first_drop = call
+    assert first_drop == 5
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.1)  # default factor
+    # the same curve under Keras/Lightning-style counting with patience=2 stops at epoch 4
+    assert _early_stopping([1.0, 0.9, 0.9, 0.9, 0.9, 0.9], patience=2, min_delta=0.0)[0] == 4
+
+
+@pytest.mark.verifies("es-loss-vs-accuracy")
+def test_accuracy_and_loss_can_both_go_up():
+    labels = torch.tensor([0, 0, 0, 0])
+    # earlier epoch: 2 of 4 right, every prediction hedged
+    early = torch.tensor([[0.5, 0.0], [0.5, 0.0], [0.0, 0.5], [0.0, 0.5]])
+    # later epoch: 3 of 4 right, but the one mistake is made with great confidence
+    late = torch.tensor([[2.0, 0.0], [2.0, 0.0], [2.0, 0.0], [0.0, 6.0]])
+    accuracy = lambda logits: (logits.argmax(1) == labels).float().mean().item()
+    assert accuracy(early) == 0.5 and accuracy(late) == 0.75
+    assert F.cross_entropy(late, labels).item() > F.cross_entropy(early, labels).item()
+
+
+@pytest.mark.verifies("es-gd-filter-factors")
+def test_gradient_descent_from_zero_applies_spectral_filter_factors():
+    torch.manual_seed(0)
+    x = torch.randn(20, 4, dtype=torch.float64) * torch.tensor([3.0, 1.0, 0.3, 0.1], dtype=torch.float64)
+    y = torch.randn(20, dtype=torch.float64)
+    hessian = x.T @ x
+    eigvals, eigvecs = torch.linalg.eigh(hessian)
+    w_star = torch.linalg.solve(hessian, x.T @ y)
+    lr = 0.5 / eigvals.max().item()
+    w = torch.zeros(4, dtype=torch.float64, requires_grad=True)
+    steps, norms = 50, []
+    for _ in range(steps):
+        loss = 0.5 * (x @ w - y).pow(2).sum()
+        (grad,) = torch.autograd.grad(loss, w)
+        with torch.no_grad():
+            w -= lr * grad
+        norms.append(w.norm().item())
+    factors = 1 - (1 - lr * eigvals) ** steps
+    assert torch.allclose(eigvecs.T @ w.detach(), factors * (eigvecs.T @ w_star), atol=1e-10)
+    # large-eigenvalue directions are fitted, small ones barely moved: like ridge's lam / (lam + alpha)
+    assert factors[-1] > 0.99 and factors[0] < 0.1
+    assert all(b >= a - 1e-12 for a, b in zip(norms, norms[1:]))  # the weight norm only grows

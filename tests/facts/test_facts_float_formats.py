@@ -1,0 +1,137 @@
+"""Facts taught by questions/float-formats.yaml, checked against torch.finfo and real casts."""
+
+import pytest
+import torch
+
+
+def cast(value: float, dtype: torch.dtype) -> float:
+    """`value` rounded to `dtype` (from float64, so the only rounding is the one to `dtype`)."""
+    return torch.tensor(value, dtype=torch.float64).to(dtype).item()
+
+
+@pytest.fixture
+def restore_tf32_flags():
+    matmul = torch.backends.cuda.matmul.allow_tf32
+    cudnn = torch.backends.cudnn.allow_tf32
+    precision = torch.get_float32_matmul_precision()
+    yield
+    torch.set_float32_matmul_precision(precision)
+    torch.backends.cuda.matmul.allow_tf32 = matmul
+    torch.backends.cudnn.allow_tf32 = cudnn
+
+
+@pytest.mark.verifies("fmt-bf16-shares-fp32-exponent", "fmt-layouts-card")
+def test_layouts_ranges_and_precision():
+    f32, f16, bf16 = (torch.finfo(d) for d in (torch.float32, torch.float16, torch.bfloat16))
+    # bfloat16: float32's exponent (same smallest normal, max within one bf16 step), 8 significant bits
+    assert bf16.tiny == f32.tiny == 2.0**-126
+    assert bf16.max == pytest.approx(3.3895313892515355e38) and bf16.max < f32.max
+    assert bf16.eps == 2.0**-7 and f16.eps == 2.0**-10 and f32.eps == 2.0**-23
+    # float16: 5-bit exponent
+    assert f16.max == 65504.0 and f16.tiny == 2.0**-14
+    # smallest subnormals: the cast of that value survives, half of it rounds to zero
+    for dtype, sub in ((torch.float16, 2.0**-24), (torch.bfloat16, 2.0**-133), (torch.float32, 2.0**-149)):
+        assert cast(sub, dtype) == sub
+        assert cast(sub / 2, dtype) == 0.0
+    assert 2.0**-24 == pytest.approx(5.96e-8, rel=1e-3)
+    assert 2.0**-133 == pytest.approx(9.18e-41, rel=1e-3)
+    # the two bf16 examples quoted in the card
+    assert cast(257.0, torch.bfloat16) == 256.0
+    assert (torch.tensor(1.0, dtype=torch.bfloat16) + 0.001).item() == 1.0
+
+
+@pytest.mark.verifies("fmt-fp16-max")
+def test_fp16_max():
+    assert torch.finfo(torch.float16).max == 65504.0 == (2 - 2.0**-10) * 2.0**15
+    assert cast(65504.0, torch.float16) == 65504.0
+
+
+@pytest.mark.verifies("fmt-fp16-overflow-boundary")
+def test_fp16_overflow_boundary():
+    assert cast(65504.0, torch.float16) == 65504.0
+    assert cast(65519.0, torch.float16) == 65504.0
+    assert cast(65520.0, torch.float16) == float("inf")
+    assert cast(1e-8, torch.float16) == 0.0
+
+
+@pytest.mark.verifies("fmt-bf16-no-loss-scaling")
+def test_bf16_keeps_tiny_gradients_that_fp16_loses():
+    assert torch.finfo(torch.bfloat16).tiny == torch.finfo(torch.float32).tiny
+    assert cast(1e-20, torch.float16) == 0.0
+    assert cast(1e-20, torch.bfloat16) == pytest.approx(1e-20, rel=2.0**-8)
+    # float16 loses gradients below ~3e-8 entirely
+    assert cast(2.9e-8, torch.float16) == 0.0
+    # autocast keeps parameters (and so their grads) float32 for either dtype
+    lin = torch.nn.Linear(4, 4)
+    for dtype in (torch.float16, torch.bfloat16):
+        lin.zero_grad()
+        with torch.autocast("cpu", dtype=dtype):
+            out = lin(torch.randn(2, 4))
+        assert out.dtype == dtype
+        out.float().sum().backward()
+        assert lin.weight.grad.dtype == torch.float32
+
+
+@pytest.mark.verifies("fmt-tf32-switches")
+def test_tf32_switches(restore_tf32_flags):
+    torch.set_float32_matmul_precision("highest")
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    torch.set_float32_matmul_precision("high")
+    assert torch.backends.cuda.matmul.allow_tf32 is True
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = True
+    assert torch.get_float32_matmul_precision() == "high"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    # the cuDNN flag is a separate switch (convolutions) and does not touch matmuls
+    torch.backends.cudnn.allow_tf32 = True
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.get_float32_matmul_precision() == "highest"
+    assert not hasattr(torch, "tf32")
+    # bf16 autocast runs the matmul in bfloat16, not in float32-with-TF32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert (torch.randn(2, 2) @ torch.randn(2, 2)).dtype == torch.bfloat16
+
+
+@pytest.mark.verifies("fmt-fp8-card")
+def test_fp8_formats():
+    e4m3, e5m2 = torch.finfo(torch.float8_e4m3fn), torch.finfo(torch.float8_e5m2)
+    assert (e4m3.bits, e4m3.max, e4m3.tiny, e4m3.eps) == (8, 448.0, 2.0**-6, 2.0**-3)
+    assert (e5m2.bits, e5m2.max, e5m2.tiny, e5m2.eps) == (8, 57344.0, 2.0**-14, 2.0**-2)
+    assert cast(2.0**-9, torch.float8_e4m3fn) == 2.0**-9
+    assert cast(2.0**-16, torch.float8_e5m2) == 2.0**-16
+    # E5M2 has inf; E4M3 "fn" has none (torch saturates an overflowing cast to 448)
+    assert cast(float("inf"), torch.float8_e5m2) == float("inf")
+    assert cast(1e6, torch.float8_e4m3fn) == 448.0
+
+
+@pytest.mark.verifies("fmt-rounding-examples")
+def test_rounding_examples():
+    assert torch.tensor(1234.567, dtype=torch.float16).item() == 1235.0
+    assert torch.tensor(1234.567, dtype=torch.bfloat16).item() == 1232.0
+    assert torch.tensor(257.0, dtype=torch.bfloat16).item() == 256.0
+    assert torch.tensor(2049.0, dtype=torch.float16).item() == 2048.0
+    assert torch.tensor(0.1, dtype=torch.float16).item() == 0.0999755859375
+    assert (torch.tensor(1.0, dtype=torch.bfloat16) + 0.001).item() == 1.0
+
+
+@pytest.mark.verifies("fmt-fp16-counter-stalls")
+def test_fp16_counter_stalls_at_2048():
+    c = torch.tensor(0.0, dtype=torch.float16)
+    for _ in range(5000):
+        c = c + 1
+    assert c.dtype == torch.float16
+    assert c.item() == 2048.0
+    b = torch.tensor(0.0, dtype=torch.bfloat16)
+    for _ in range(300):
+        b = b + 1
+    assert b.item() == 256.0
+
+
+@pytest.mark.verifies("fmt-fp16-subnormal-gradient")
+def test_fp16_subnormal_gradient():
+    got = cast(1e-7, torch.float16)
+    assert got == 2 * 2.0**-24
+    assert got == pytest.approx(1.19e-7, rel=2e-3)
+    assert (got - 1e-7) / 1e-7 == pytest.approx(0.19, abs=0.01)
+    assert got < torch.finfo(torch.float16).tiny
+    assert cast(2.0**-25, torch.float16) == 0.0

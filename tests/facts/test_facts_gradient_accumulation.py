@@ -1,0 +1,255 @@
+"""Facts of questions/gradient-accumulation.yaml, checked by running torch on tiny models."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def _data(n: int, d_in: int = 6, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, d_in, generator=g), torch.randn(n, 1, generator=g)
+
+
+def _mlp(norm: type[nn.Module] | None = None, seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    layers: list[nn.Module] = [nn.Linear(6, 8)]
+    if norm is not None:
+        layers.append(norm(8))
+    layers += [nn.Tanh(), nn.Linear(8, 1)]
+    return nn.Sequential(*layers)
+
+
+def _grads(model: nn.Module) -> torch.Tensor:
+    return torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+
+
+def _full_batch_grads(model, x, y) -> torch.Tensor:
+    model.zero_grad(set_to_none=True)
+    F.mse_loss(model(x), y).backward()
+    return _grads(model)
+
+
+def _accumulated_grads(model, x, y, k: int, divide: bool = True) -> torch.Tensor:
+    model.zero_grad(set_to_none=True)
+    for xb, yb in zip(x.chunk(k), y.chunk(k)):
+        loss = F.mse_loss(model(xb), yb)
+        (loss / k if divide else loss).backward()
+    return _grads(model)
+
+
+def _rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    return ((a - b).norm() / b.norm()).item()
+
+
+@pytest.mark.verifies("accum-divide-by-k")
+def test_without_division_the_gradient_is_k_times_too_large():
+    model = _mlp()
+    x, y = _data(16)
+    full = _full_batch_grads(model, x, y)
+    assert _rel_err(_accumulated_grads(model, x, y, 4), full) < 1e-6
+    undivided = _accumulated_grads(model, x, y, 4, divide=False)
+    assert torch.allclose(undivided, 4 * full, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.verifies("accum-zero-grad-placement")
+def test_zero_grad_inside_the_group_keeps_only_the_last_micro_batch():
+    model = _mlp()
+    x, y = _data(16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for xb, yb in zip(x.chunk(4), y.chunk(4)):
+        opt.zero_grad()
+        (F.mse_loss(model(xb), yb) / 4).backward()
+    kept = _grads(model).clone()
+    model.zero_grad()
+    (F.mse_loss(model(x[12:]), y[12:]) / 4).backward()
+    assert torch.equal(kept, _grads(model))
+    # optimizer.step() reads .grad but never clears it
+    opt.step()
+    assert torch.equal(_grads(model), kept)
+    # torch 2.x: zero_grad() defaults to set_to_none=True
+    opt.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def _one_step(model, x, y, opt_cls, k: int | None, clip: float | None = None, order=None):
+    model = copy.deepcopy(model)
+    opt = opt_cls(model.parameters(), lr=0.05)
+    if k is None:
+        F.mse_loss(model(x), y).backward()
+    else:
+        chunks = list(zip(x.chunk(k), y.chunk(k)))
+        for i in order or range(k):
+            xb, yb = chunks[i]
+            (F.mse_loss(model(xb), yb) / k).backward()
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+@pytest.mark.verifies("accum-exactness-conditions")
+def test_what_breaks_exactness_and_what_does_not():
+    x, y = _data(16)
+    # BatchNorm in train mode: micro-batch statistics change the gradient.
+    bn = _mlp(nn.BatchNorm1d)
+    assert _rel_err(_accumulated_grads(bn, x, y, 4), _full_batch_grads(bn, x, y)) > 1e-2
+    # LayerNorm is per sample: exact.
+    ln = _mlp(nn.LayerNorm)
+    assert _rel_err(_accumulated_grads(ln, x, y, 4), _full_batch_grads(ln, x, y)) < 1e-5
+    # AdamW, clipping of the accumulated gradient and a different order: same update.
+    plain = _mlp()
+    big = _one_step(plain, x, y, torch.optim.AdamW, None, clip=0.1)
+    acc = _one_step(plain, x, y, torch.optim.AdamW, 4, clip=0.1, order=[2, 0, 3, 1])
+    assert torch.allclose(big, acc, rtol=0, atol=1e-6)
+    # A per-micro-batch token mean with unequal token counts is not exact.
+    g = torch.Generator().manual_seed(1)
+    logits = torch.randn(10, 5, generator=g, requires_grad=True)
+    labels = torch.randint(0, 5, (10,), generator=g)
+    F.cross_entropy(logits, labels).backward()
+    right = logits.grad.clone()
+    logits.grad = None
+    for sl in (slice(0, 2), slice(2, 10)):
+        (F.cross_entropy(logits[sl], labels[sl]) / 2).backward()
+    assert _rel_err(logits.grad, right) > 0.3
+
+
+@pytest.mark.verifies("accum-unequal-fix")
+def test_unequal_micro_batches_need_n_i_over_n():
+    model = _mlp()
+    x, y = _data(104)
+    full = _full_batch_grads(model, x, y)
+    sizes = [32, 32, 32, 8]
+    parts = list(zip(x.split(sizes), y.split(sizes)))
+
+    def run(weight):
+        model.zero_grad(set_to_none=True)
+        for xb, yb in parts:
+            weight(xb, yb).backward()
+        return _grads(model)
+
+    by_share = run(lambda xb, yb: F.mse_loss(model(xb), yb) * len(xb) / 104)
+    by_sum = run(lambda xb, yb: F.mse_loss(model(xb), yb, reduction="sum") / 104)
+    by_k = run(lambda xb, yb: F.mse_loss(model(xb), yb) / 4)
+    by_n = run(lambda xb, yb: F.mse_loss(model(xb), yb) / len(xb))
+    assert _rel_err(by_share, full) < 1e-5
+    assert _rel_err(by_sum, full) < 1e-5
+    assert _rel_err(by_k, full) > 1e-2
+    assert _rel_err(by_n, full) > 0.5
+    # dropping the last micro-batch gives the gradient of the other 96 samples, not of 104
+    model.zero_grad(set_to_none=True)
+    for xb, yb in parts[:3]:
+        (F.mse_loss(model(xb), yb) / 3).backward()
+    assert _rel_err(_grads(model), full) > 1e-2
+
+
+@pytest.mark.verifies("accum-unequal-error")
+def test_scalar_example_of_dividing_by_k():
+    w = torch.tensor(0.0, requires_grad=True)
+    groups = [torch.tensor([1.0, 2.0, 3.0]), torch.tensor([6.0])]
+    for xs in groups:
+        ((w * xs).mean() / 2).backward()
+    assert w.grad.item() == 4.0
+    w.grad = None
+    for xs in groups:
+        ((w * xs).mean() * len(xs) / 4).backward()
+    assert w.grad.item() == 3.0  # the big-batch mean gradient
+
+
+@pytest.mark.verifies("accum-token-normalisation")
+def test_per_micro_batch_token_mean_overweights_short_micro_batches():
+    g = torch.Generator().manual_seed(0)
+    vocab = 7
+    # micro-batch A: one sequence of 8 positions, 2 real targets, 6 padding; B: 8 real targets
+    logits_a = torch.randn(8, vocab, generator=g, requires_grad=True)
+    logits_b = torch.randn(8, vocab, generator=g, requires_grad=True)
+    labels_a = torch.randint(0, vocab, (8,), generator=g)
+    labels_a[2:] = -100
+    labels_b = torch.randint(0, vocab, (8,), generator=g)
+
+    for logits, labels in ((logits_a, labels_a), (logits_b, labels_b)):
+        (F.cross_entropy(logits, labels, ignore_index=-100) / 2).backward()
+    wrong_a, wrong_b = logits_a.grad.clone(), logits_b.grad.clone()
+    logits_a.grad = logits_b.grad = None
+
+    total_tokens = int((labels_a != -100).sum() + (labels_b != -100).sum())
+    assert total_tokens == 10
+    for logits, labels in ((logits_a, labels_a), (logits_b, labels_b)):
+        (F.cross_entropy(logits, labels, ignore_index=-100, reduction="sum") / total_tokens).backward()
+    right_a, right_b = logits_a.grad, logits_b.grad
+
+    # The gradient of one token's CE is weight * (softmax - onehot): compare the weights.
+    ratio_a = wrong_a[:2].norm() / right_a[:2].norm()
+    ratio_b = wrong_b.norm() / right_b.norm()
+    assert ratio_a.item() == pytest.approx(2.5, rel=1e-5)
+    assert ratio_b.item() == pytest.approx(0.625, rel=1e-5)
+    assert torch.count_nonzero(wrong_a[2:]) == 0  # padding contributes nothing
+
+
+@pytest.mark.verifies("accum-clip-where")
+def test_clip_the_accumulated_gradient_once():
+    model = _mlp()
+    x, y = _data(16)
+    full = _full_batch_grads(model, x, y)
+    assert full.norm() > 0.2  # the clip below is active
+    _accumulated_grads(model, x, y, 4)
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.2)
+    assert norm.item() == pytest.approx(full.norm().item(), rel=1e-5)
+    clipped_once = _grads(model)
+    assert torch.allclose(clipped_once, full * 0.2 / full.norm(), rtol=1e-4, atol=1e-7)
+
+    model.zero_grad(set_to_none=True)
+    for xb, yb in zip(x.chunk(4), y.chunk(4)):
+        (F.mse_loss(model(xb), yb) / 4).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.2)
+    per_micro = _grads(model)
+    assert per_micro.norm().item() <= 0.2 + 1e-5
+    assert _rel_err(per_micro, clipped_once) > 1e-2
+
+
+@pytest.mark.verifies("accum-order-amp", "accum-gradscaler")
+def test_grad_scaler_with_accumulation():
+    torch.manual_seed(0)
+    model = _mlp()
+    ref = copy.deepcopy(model)
+    x, y = _data(16)
+    k = 4
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    assert scaler.is_enabled() and scaler.get_scale() == 2.0**16
+
+    for xb, yb in zip(x.chunk(k), y.chunk(k)):
+        scaler.scale(F.mse_loss(model(xb), yb) / k).backward()
+        assert scaler.get_scale() == 2.0**16  # scale() never changes the scale
+        (F.mse_loss(ref(xb), yb) / k).backward()
+    assert torch.allclose(_grads(model), 2.0**16 * _grads(ref), rtol=1e-6, atol=0)
+
+    scaler.unscale_(opt)
+    assert torch.allclose(_grads(model), _grads(ref), rtol=1e-6, atol=1e-9)
+    with pytest.raises(RuntimeError):
+        scaler.unscale_(opt)  # a second unscale_ before update() is refused
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+    torch.nn.utils.clip_grad_norm_(ref.parameters(), 0.5)
+    scaler.step(opt)
+    scaler.update()
+    ref_opt.step()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert torch.allclose(p, q, rtol=0, atol=1e-7)
+
+    # An inf in one micro-batch of the group skips the whole step and halves the scale.
+    before = [p.detach().clone() for p in model.parameters()]
+    opt.zero_grad()
+    for i, (xb, yb) in enumerate(zip(x.chunk(k), y.chunk(k))):
+        loss = F.mse_loss(model(xb), yb) / k
+        if i == 1:
+            loss = loss * float("inf")
+        scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 2.0**15
+    assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before))

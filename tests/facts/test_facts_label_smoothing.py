@@ -1,0 +1,161 @@
+"""Facts taught by questions/label-smoothing.yaml, checked against torch's label_smoothing."""
+
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _smoothed_target(label: int, num_classes: int, eps: float) -> torch.Tensor:
+    q = torch.full((num_classes,), eps / num_classes, dtype=torch.float64)
+    q[label] += 1 - eps
+    return q
+
+
+def _entropy(q: torch.Tensor) -> float:
+    q = q[q > 0]
+    return float(-(q * q.log()).sum())
+
+
+@pytest.mark.verifies("ls-target-distribution")
+def test_torch_smooths_towards_eps_over_k_on_every_class():
+    torch.manual_seed(0)
+    logits = torch.randn(1, 4, dtype=torch.float64)
+    target = torch.tensor([0])
+    q = _smoothed_target(0, 4, 0.1)
+    assert q.tolist() == pytest.approx([0.925, 0.025, 0.025, 0.025])
+
+    loss = F.cross_entropy(logits, target, label_smoothing=0.1)
+    assert loss.item() == pytest.approx(F.cross_entropy(logits, q[None]).item(), rel=1e-12)
+    # the eps/(K-1) variant is a different loss
+    variant = torch.tensor([[0.9, 0.1 / 3, 0.1 / 3, 0.1 / 3]], dtype=torch.float64)
+    assert loss.item() != pytest.approx(F.cross_entropy(logits, variant).item(), rel=1e-6)
+
+
+@pytest.mark.verifies("ls-ce-value")
+def test_smoothed_cross_entropy_value():
+    logits = torch.tensor([[2.0, 1.0, 0.0]])
+    target = torch.tensor([0])
+    assert F.cross_entropy(logits, target).item() == pytest.approx(0.4076, abs=1e-4)
+    assert F.cross_entropy(logits, target, label_smoothing=0.1).item() == pytest.approx(0.5076, abs=1e-4)
+    assert nn.CrossEntropyLoss(label_smoothing=0.1)(logits, target).item() == pytest.approx(0.5076, abs=1e-4)
+
+
+@pytest.mark.verifies("ls-minimum-loss", "ls-logit-gap")
+def test_minimum_loss_is_the_entropy_of_the_smoothed_target():
+    k, eps = 10, 0.1
+    q = _smoothed_target(0, k, eps)
+    floor = _entropy(q)
+    assert floor == pytest.approx(0.5003, abs=1e-4)
+
+    target = torch.tensor([0])
+    at_optimum = F.cross_entropy(q.log()[None], target, label_smoothing=eps).item()
+    assert at_optimum == pytest.approx(floor, rel=1e-9)
+
+    def loss_at_gap(gap: float) -> float:
+        logits = torch.zeros(1, k, dtype=torch.float64)
+        logits[0, 0] = gap
+        return F.cross_entropy(logits, target, label_smoothing=eps).item()
+
+    best_gap = math.log(91)
+    assert best_gap == pytest.approx(4.5109, abs=1e-4)
+    assert loss_at_gap(best_gap) == pytest.approx(floor, rel=1e-9)
+    gaps = [g / 10 for g in range(0, 300)]
+    losses = [loss_at_gap(g) for g in gaps]
+    assert min(losses) >= floor - 1e-12
+    assert abs(gaps[losses.index(min(losses))] - best_gap) < 0.1
+    assert loss_at_gap(5) == pytest.approx(0.509, abs=1e-3)
+    assert loss_at_gap(10) == pytest.approx(0.900, abs=1e-3)
+    assert loss_at_gap(20) == pytest.approx(1.800, abs=1e-3)
+    assert loss_at_gap(40) - loss_at_gap(30) == pytest.approx(0.9, abs=1e-3)  # slope 0.09
+
+
+@pytest.mark.verifies("ls-torch-semantics")
+def test_label_smoothing_semantics_in_cross_entropy():
+    torch.manual_seed(0)
+    eps, k = 0.2, 5
+    logits = torch.randn(6, k)
+    target = torch.tensor([0, 1, 2, 3, 4, 0])
+    logp = logits.log_softmax(-1)
+
+    loss = F.cross_entropy(logits, target, label_smoothing=eps)
+    decomposed = (1 - eps) * F.cross_entropy(logits, target) + eps * (-logp.mean(-1)).mean()
+    assert loss.item() == pytest.approx(decomposed.item(), rel=1e-6)
+
+    # probability targets are smoothed too: p -> (1 - eps) p + eps / K
+    p = torch.softmax(torch.randn(6, k), -1)
+    smoothed_p = (1 - eps) * p + eps / k
+    assert F.cross_entropy(logits, p, label_smoothing=eps).item() == pytest.approx(
+        F.cross_entropy(logits, smoothed_p).item(), rel=1e-6)
+    assert F.cross_entropy(logits, F.one_hot(target, k).float(), label_smoothing=eps).item() == pytest.approx(
+        loss.item(), rel=1e-6)
+
+    with pytest.raises(RuntimeError, match="label_smoothing"):
+        F.cross_entropy(logits, target, label_smoothing=1.5)
+
+    # ignore_index rows leave both terms and the mean's count
+    padded = torch.tensor([0, -100, 2, -100, 4, 0])
+    keep = padded != -100
+    expected = F.cross_entropy(logits[keep], padded[keep], label_smoothing=eps)
+    assert F.cross_entropy(logits, padded, label_smoothing=eps).item() == pytest.approx(expected.item(), rel=1e-6)
+
+    # the true class gets 1 - eps + eps/K, not 1 - eps
+    wrong = (1 - eps) * F.one_hot(target, k).float() + eps / (k - 1) * (1 - F.one_hot(target, k).float())
+    assert loss.item() != pytest.approx(F.cross_entropy(logits, wrong).item(), rel=1e-4)
+
+
+@pytest.mark.verifies("ls-gradient")
+def test_gradient_is_softmax_minus_smoothed_target():
+    torch.manual_seed(0)
+    eps, k = 0.1, 3
+    z = torch.tensor([[2.0, 1.0, 0.0]], dtype=torch.float64, requires_grad=True)
+    F.cross_entropy(z, torch.tensor([0]), label_smoothing=eps).backward()
+    q = _smoothed_target(0, k, eps)
+    p = z.detach().softmax(-1)[0]
+    assert torch.allclose(z.grad[0], p - q)
+    assert not torch.allclose(z.grad[0], p - F.one_hot(torch.tensor(0), k).double())
+    assert not torch.allclose(z.grad[0], (1 - eps) * (p - F.one_hot(torch.tensor(0), k).double()))
+
+
+@pytest.mark.verifies("ls-min-loss-order")
+def test_minimum_loss_order():
+    settings = [(0.0, 10), (0.05, 10), (0.1, 10), (0.2, 10), (0.1, 1000)]
+    floors = [_entropy(_smoothed_target(0, k, eps)) for eps, k in settings]
+    assert floors == sorted(floors)
+    assert floors == pytest.approx([0.0, 0.282, 0.500, 0.867, 1.015], abs=1e-3)
+    # the floor is what torch's loss reaches at p = q
+    for (eps, k), floor in zip(settings[1:], floors[1:]):
+        logits = _smoothed_target(0, k, eps).log()[None]
+        assert F.cross_entropy(logits, torch.tensor([0]), label_smoothing=eps).item() == pytest.approx(floor)
+
+
+def smoothed_ce(logits, target, eps, ignore_index=-100):
+    logp = logits.log_softmax(-1)
+    valid = target != ignore_index
+    nll = -logp.gather(-1, target.clamp_min(0)[:, None]).squeeze(-1)
+    uniform = -logp.mean(-1)
+    loss = (1 - eps) * nll + eps * uniform
+    return loss[valid].mean()
+
+
+@pytest.mark.verifies("ls-implement-by-hand")
+def test_hand_written_smoothed_ce_matches_torch():
+    torch.manual_seed(0)
+    logits = torch.randn(8, 7) * 5
+    target = torch.tensor([0, 6, -100, 3, 2, -100, 1, 5])
+    for eps in (0.0, 0.1, 0.3):
+        ours = smoothed_ce(logits, target, eps)
+        ref = F.cross_entropy(logits, target, ignore_index=-100, label_smoothing=eps)
+        assert ours.item() == pytest.approx(ref.item(), rel=1e-6)
+
+    # with class weights, torch weights the smoothing term per class and divides by the targets' weights
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    t = target.clamp_min(0)
+    eps, k = 0.2, 7
+    logp = logits.log_softmax(-1)
+    nll = F.nll_loss(logp, t, weight=w)
+    smooth = -(logp * w).sum(-1).sum() / w[t].sum()
+    expected = (1 - eps) * nll + eps / k * smooth
+    assert F.cross_entropy(logits, t, weight=w, label_smoothing=eps).item() == pytest.approx(expected.item(), rel=1e-6)

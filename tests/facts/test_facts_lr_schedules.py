@@ -1,0 +1,246 @@
+"""Facts taught by questions/lr-schedules.yaml, checked by running torch's schedulers."""
+
+import math
+import warnings
+
+import pytest
+import torch
+from torch.optim.lr_scheduler import (
+    CosineAnnealingLR,
+    LambdaLR,
+    LinearLR,
+    OneCycleLR,
+    SequentialLR,
+    StepLR,
+)
+
+
+def _sgd(lr=1.0, **kwargs):
+    param = torch.nn.Parameter(torch.zeros(1))
+    return param, torch.optim.SGD([param], lr=lr, **kwargs)
+
+
+def _lr(optimizer, group=0):
+    return optimizer.param_groups[group]["lr"]
+
+
+def _advance(optimizer, scheduler, steps):
+    for _ in range(steps):
+        optimizer.step()
+        scheduler.step()
+
+
+def _warmup(warmup_steps):
+    return lambda step: min(1.0, step / warmup_steps)
+
+
+def _hf_cosine(warmup, total, cycles=0.5):
+    """transformers' get_cosine_schedule_with_warmup lambda, as REFERENCE-FACTS.md gives it."""
+
+    def factor(step):
+        if step < warmup:
+            return step / max(1, warmup)
+        progress = (step - warmup) / max(1, total - warmup)
+        return max(0.0, 0.5 * (1.0 + math.cos(math.pi * cycles * 2.0 * progress)))
+
+    return factor
+
+
+def _hf_linear(warmup, total):
+    """transformers' get_linear_schedule_with_warmup lambda."""
+
+    def factor(step):
+        if step < warmup:
+            return step / max(1, warmup)
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return factor
+
+
+@pytest.mark.verifies("sched-lambdalr-name")
+def test_lambdalr_sets_initial_lr_times_factor_in_every_group():
+    a, b = torch.nn.Parameter(torch.zeros(1)), torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([{"params": [a], "lr": 0.1}, {"params": [b], "lr": 0.01}])
+    scheduler = LambdaLR(optimizer, lambda step: 0.5**step)
+    _advance(optimizer, scheduler, 3)
+    assert _lr(optimizer, 0) == pytest.approx(0.1 * 0.5**3)
+    assert _lr(optimizer, 1) == pytest.approx(0.01 * 0.5**3)
+
+
+@pytest.mark.verifies("sched-lambdalr-first-step")
+def test_first_optimizer_step_runs_at_lambda_of_zero():
+    _, optimizer = _sgd(lr=0.1)
+    scheduler = LambdaLR(optimizer, _warmup(10))
+    assert _lr(optimizer) == 0.0  # the constructor already applied lambda(0)
+    _advance(optimizer, scheduler, 1)
+    assert _lr(optimizer) == pytest.approx(0.1 / 10)
+    # a (step + 1) / W lambda starts at base_lr / W instead of wasting a step at lr 0
+    _, optimizer = _sgd(lr=0.1)
+    LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 10))
+    assert _lr(optimizer) == pytest.approx(0.1 / 10)
+
+
+@pytest.mark.verifies("sched-step-order")
+def test_scheduler_before_optimizer_warns_and_skips_the_first_value():
+    _, optimizer = _sgd(lr=0.1)
+    scheduler = LambdaLR(optimizer, _warmup(10))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scheduler.step()  # wrong order: before any optimizer.step()
+    assert any("optimizer.step()" in str(w.message) for w in caught)
+    # the first real update now runs at lambda(1), not lambda(0)
+    assert _lr(optimizer) == pytest.approx(0.1 * 1 / 10)
+
+    _, optimizer = _sgd(lr=0.1)
+    scheduler = LambdaLR(optimizer, _warmup(10))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optimizer.step()
+        scheduler.step()
+    assert not any("lr_scheduler.step()" in str(w.message) for w in caught)
+
+    # a first step skipped by GradScaler (inf gradient) triggers the same, harmless, warning
+    param, optimizer = _sgd(lr=0.1)
+    scheduler = LambdaLR(optimizer, lambda step: 1.0)
+    scaler = torch.amp.GradScaler("cpu")
+    scaler.scale((param * float("inf")).sum()).backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scaler.step(optimizer)
+        scaler.update()
+        scheduler.step()
+    assert any("optimizer.step()" in str(w.message) for w in caught)
+
+
+@pytest.mark.verifies("sched-step-vs-epoch")
+def test_epoch_designed_steplr_stepped_per_batch_decays_after_30_batches():
+    _, optimizer = _sgd(lr=0.1)
+    scheduler = StepLR(optimizer, step_size=30, gamma=0.1)
+    _advance(optimizer, scheduler, 29)
+    assert _lr(optimizer) == pytest.approx(0.1)
+    _advance(optimizer, scheduler, 1)
+    assert _lr(optimizer) == pytest.approx(0.01)
+    _advance(optimizer, scheduler, 500 - 30)  # end of the first 500-batch epoch
+    assert _lr(optimizer) == pytest.approx(0.1 * 0.1 ** (500 // 30))
+
+
+@pytest.mark.verifies("sched-onecycle")
+def test_onecycle_defaults():
+    _, optimizer = _sgd(lr=123.0, momentum=0.9)  # the optimizer's own lr is ignored
+    scheduler = OneCycleLR(optimizer, max_lr=1.0, total_steps=100)
+    assert _lr(optimizer) == pytest.approx(1.0 / 25)
+    assert optimizer.param_groups[0]["momentum"] == pytest.approx(0.95)
+    lrs, momenta = [], []
+    for step in range(100):
+        lrs.append(_lr(optimizer))
+        momenta.append(optimizer.param_groups[0]["momentum"])
+        optimizer.step()
+        if step < 99:
+            scheduler.step()
+    peak = max(range(100), key=lrs.__getitem__)
+    assert peak == 29  # pct_start=0.3: the peak is reached 30% of the way in
+    assert lrs[peak] == pytest.approx(1.0)
+    assert momenta[peak] == pytest.approx(0.85)
+    assert lrs[-1] == pytest.approx(1.0 / 25 / 1e4)
+    scheduler.step()  # the 100th step lands exactly on total_steps: still allowed
+    with pytest.raises(ValueError):
+        scheduler.step()
+
+
+@pytest.mark.verifies("sched-warmup-cosine-value")
+def test_warmup_cosine_value_with_floor():
+    peak, warmup, total, floor_ratio = 3e-4, 100, 1000, 0.1
+    _, optimizer = _sgd(lr=peak)
+    scheduler = SequentialLR(
+        optimizer,
+        [
+            LinearLR(optimizer, start_factor=1e-6, end_factor=1.0, total_iters=warmup),
+            CosineAnnealingLR(optimizer, T_max=total - warmup, eta_min=peak * floor_ratio),
+        ],
+        milestones=[warmup],
+    )
+    _advance(optimizer, scheduler, 400)
+    assert _lr(optimizer) == pytest.approx(2.325e-4, rel=1e-6)
+    _advance(optimizer, scheduler, 600)
+    assert _lr(optimizer) == pytest.approx(3e-5, rel=1e-6)
+
+
+@pytest.mark.verifies("sched-past-total")
+def test_which_schedules_rise_past_their_end():
+    # transformers' cosine: max(0, ...) never acts, the lr climbs back up past total_steps
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = LambdaLR(optimizer, _hf_cosine(10, 100))
+    _advance(optimizer, scheduler, 100)
+    assert _lr(optimizer) == pytest.approx(0.0, abs=1e-12)
+    _advance(optimizer, scheduler, 4)
+    assert _lr(optimizer) == pytest.approx(0.00487, rel=1e-2)
+    _advance(optimizer, scheduler, 86)
+    assert _lr(optimizer) == pytest.approx(1.0)  # a full period later: back at the peak
+
+    # torch's CosineAnnealingLR is periodic too
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = CosineAnnealingLR(optimizer, T_max=10)
+    _advance(optimizer, scheduler, 10)
+    assert _lr(optimizer) == pytest.approx(0.0, abs=1e-12)
+    _advance(optimizer, scheduler, 5)
+    assert _lr(optimizer) == pytest.approx(0.5)
+
+    # transformers' linear schedule stays at 0
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = LambdaLR(optimizer, _hf_linear(10, 100))
+    _advance(optimizer, scheduler, 150)
+    assert _lr(optimizer) == 0.0
+
+    # LinearLR holds end_factor
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = LinearLR(optimizer, start_factor=1.0, end_factor=0.1, total_iters=10)
+    _advance(optimizer, scheduler, 50)
+    assert _lr(optimizer) == pytest.approx(0.1)
+
+    # OneCycleLR refuses to go past total_steps
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = OneCycleLR(optimizer, max_lr=1.0, total_steps=10)
+    with pytest.raises(ValueError):
+        _advance(optimizer, scheduler, 11)
+
+
+def _checkpoint_at(step):
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.AdamW([param], lr=1e-3)
+    scheduler = LambdaLR(optimizer, _warmup(10))
+    for _ in range(step):
+        param.grad = torch.zeros(1)
+        optimizer.step()
+        scheduler.step()
+    return _lr(optimizer), optimizer.state_dict(), scheduler.state_dict()
+
+
+@pytest.mark.verifies("sched-resume-order")
+def test_resume_order_restores_the_schedule():
+    lr_at_save, opt_state, sched_state = _checkpoint_at(5)
+    assert lr_at_save == pytest.approx(5e-4)
+
+    def fresh():
+        param = torch.nn.Parameter(torch.zeros(1))
+        return torch.optim.AdamW([param], lr=1e-3)
+
+    # right: construct optimizer, construct scheduler, then load both states
+    optimizer = fresh()
+    scheduler = LambdaLR(optimizer, _warmup(10))
+    optimizer.load_state_dict(opt_state)
+    scheduler.load_state_dict(sched_state)
+    assert _lr(optimizer) == pytest.approx(lr_at_save)
+    assert scheduler.last_epoch == 5
+
+    # scheduler constructed after the optimizer state is loaded: it rewrites lr to lambda(0)
+    optimizer = fresh()
+    optimizer.load_state_dict(opt_state)
+    scheduler = LambdaLR(optimizer, _warmup(10))
+    scheduler.load_state_dict(sched_state)
+    assert _lr(optimizer) == 0.0  # the next update would run at lr 0
+
+    # no scheduler state at all: warmup starts over from 0
+    optimizer = fresh()
+    optimizer.load_state_dict(opt_state)
+    scheduler = LambdaLR(optimizer, _warmup(10))
+    assert _lr(optimizer) == 0.0 and scheduler.last_epoch == 0

@@ -1,0 +1,184 @@
+"""Facts taught by questions/mixed-precision.yaml, checked against torch.autocast and GradScaler."""
+
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _scaler_iteration(scaler, opt, param, *, overflow: bool) -> None:
+    """One scale/backward/step/update iteration; `overflow` puts an inf into the gradient."""
+    opt.zero_grad()
+    scaler.scale((param * 2.0).sum()).backward()
+    if overflow:
+        param.grad[0] = float("inf")
+    scaler.step(opt)
+    scaler.update()
+
+
+@pytest.mark.verifies("amp-deprecated-cuda-amp")
+def test_torch_cuda_amp_is_deprecated_and_inert_on_cpu_tensors():
+    with pytest.warns(FutureWarning, match=r"torch\.amp\.GradScaler\('cuda'"):
+        scaler = torch.cuda.amp.GradScaler()
+    with pytest.warns(FutureWarning, match=r"torch\.amp\.autocast\('cuda'"):
+        ctx = torch.cuda.amp.autocast()
+    with ctx:
+        # never CPU autocast: CPU ops stay float32
+        assert not torch.is_autocast_enabled("cpu")
+        assert nn.Linear(4, 4)(torch.randn(2, 4)).dtype == torch.float32
+    if not torch.cuda.is_available():
+        assert not scaler.is_enabled()
+        loss = torch.tensor(3.0)
+        assert scaler.scale(loss) is loss
+        assert scaler.get_scale() == 1.0
+
+
+@pytest.mark.verifies("amp-scale-after-overflows")
+def test_default_scale_after_five_overflows():
+    scaler = torch.amp.GradScaler("cpu")
+    assert (scaler.get_scale(), scaler.get_backoff_factor(), scaler.get_growth_factor(),
+            scaler.get_growth_interval()) == (65536.0, 0.5, 2.0, 2000)
+    p = nn.Parameter(torch.ones(3))
+    opt = torch.optim.SGD([p], lr=0.1)
+    for _ in range(5):
+        _scaler_iteration(scaler, opt, p, overflow=True)
+    assert scaler.get_scale() == 2048.0
+    assert torch.equal(p.detach(), torch.ones(3))  # every one of those steps was skipped
+
+
+@pytest.mark.verifies("amp-master-weights-card")
+def test_small_updates_vanish_in_16_bit():
+    one16 = torch.tensor(1.0, dtype=torch.float16)
+    one_bf = torch.tensor(1.0, dtype=torch.bfloat16)
+    assert (one16 + 1e-4).item() == 1.0
+    assert (one_bf + 1e-3).item() == 1.0
+    assert (torch.tensor(1.0) + 1e-4).item() != 1.0
+    assert torch.tensor(1e-8, dtype=torch.float16).item() == 0.0  # Adam's default eps
+    # autocast keeps the parameters float32 and the optimizer updates them in float32
+    lin = nn.Linear(4, 4)
+    opt = torch.optim.SGD(lin.parameters(), lr=1e-4)
+    before = lin.weight.detach().clone()
+    with torch.autocast("cpu", dtype=torch.float16):
+        out = lin(torch.ones(2, 4))
+    assert out.dtype == torch.float16
+    out.float().sum().backward()
+    opt.step()
+    assert lin.weight.dtype == torch.float32 and lin.weight.grad.dtype == torch.float32
+    assert not torch.equal(lin.weight.detach(), before)
+
+
+@pytest.mark.verifies("amp-autocast-state-cpu")
+def test_autocast_state_on_cpu():
+    lin = nn.Linear(8, 8)
+    x = torch.randn(4, 8)
+    assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+    assert torch.get_autocast_dtype("cuda") == torch.float16
+    with torch.autocast("cpu"):
+        y = lin(x)
+        assert (y.dtype, torch.is_autocast_enabled(), torch.is_autocast_enabled("cpu")) == (
+            torch.bfloat16, False, True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.verifies("amp-cuda-fp32-ops")
+def test_cuda_autocast_float32_ops():
+    torch.manual_seed(0)
+    dev = "cuda"
+    x = torch.randn(2, 8, 16, device=dev)
+    w = torch.randn(16, 16, device=dev)
+    target = torch.randn(2, 8, 16, device=dev)
+    with torch.autocast("cuda", dtype=torch.float16):
+        h = F.linear(x, w)
+        assert h.dtype == torch.float16
+        assert torch.softmax(h, dim=-1).dtype == torch.float32
+        assert F.layer_norm(h, (16,)).dtype == torch.float32
+        assert F.mse_loss(h, target).dtype == torch.float32
+        assert torch.exp(h).dtype == torch.float32
+        assert F.linear(h, w).dtype == torch.float16
+        assert torch.bmm(h, h.transpose(1, 2)).dtype == torch.float16
+        q = h.unsqueeze(1)
+        assert F.scaled_dot_product_attention(q, q, q).dtype == torch.float16
+        assert torch.relu(h).dtype == torch.float16
+
+
+@pytest.mark.verifies("amp-step-order")
+def test_unscale_before_clip_and_step_does_not_unscale_again():
+    torch.manual_seed(0)
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    # a modest scale: with the default 2**16 this fp16 backward overflows and the step is skipped
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    x, y = torch.randn(16, 8), torch.randn(16, 1)
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = F.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+
+    scaled_norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    scaler.unscale_(opt)
+    true_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.01)
+    # clipping after unscale_ sees the true norm, not one `scale` times larger
+    assert true_norm.item() == pytest.approx(scaled_norm.item() / 1024.0, rel=1e-5)
+    assert true_norm.item() > 0.01
+    clipped = [p.grad.clone() for p in model.parameters()]
+    before = [p.detach().clone() for p in model.parameters()]
+    scaler.step(opt)
+    # step applied the clipped gradients as they were: no second division by the scale
+    for p, b, g in zip(model.parameters(), before, clipped):
+        torch.testing.assert_close(p.detach(), b - 0.1 * g)
+    with pytest.raises(RuntimeError, match="after step"):
+        scaler.unscale_(opt)
+    scaler.update()
+    assert scaler.get_scale() == 1024.0  # clean step: no backoff
+
+
+@pytest.mark.verifies("amp-cpu-autocast-dtypes")
+def test_cpu_autocast_output_dtypes():
+    torch.manual_seed(0)
+    lin = nn.Linear(16, 16)
+    x = torch.randn(4, 16)
+    t = torch.randint(0, 16, (4,))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = lin(x)
+        a = h.softmax(-1)
+        b = F.layer_norm(h, (16,))
+        c = F.cross_entropy(h, t)
+        d = h + x
+        e = h.exp()
+    assert h.dtype == torch.bfloat16
+    assert [v.dtype for v in (a, b, c, d, e)] == [
+        torch.bfloat16, torch.bfloat16, torch.float32, torch.float32, torch.bfloat16]
+
+
+@pytest.mark.verifies("amp-scaler-growth-backoff")
+def test_growth_and_backoff_trajectory():
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=3)
+    p = nn.Parameter(torch.ones(2))
+    opt = torch.optim.SGD([p], lr=0.1)
+    outcomes = ["clean", "clean", "inf", "clean", "clean", "inf", "clean", "clean", "clean"]
+    scales = []
+    for outcome in outcomes:
+        _scaler_iteration(scaler, opt, p, overflow=outcome == "inf")
+        scales.append(scaler.get_scale())
+    assert scales == [1024.0, 1024.0, 512.0, 512.0, 512.0, 256.0, 256.0, 256.0, 512.0]
+
+
+@pytest.mark.verifies("amp-double-unscale")
+def test_second_unscale_raises():
+    p = nn.Parameter(torch.ones(2))
+    opt = torch.optim.SGD([p], lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    scaler.scale((p * 3.0).sum()).backward()
+    scaler.unscale_(opt)
+    assert torch.equal(p.grad, torch.full((2,), 3.0))
+    with pytest.raises(RuntimeError, match="already been called on this optimizer"):
+        scaler.unscale_(opt)
+    assert torch.equal(p.grad, torch.full((2,), 3.0))  # not divided a second time
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler.step(opt)
+    torch.testing.assert_close(p.detach(), torch.full((2,), 1.0 - 0.1 * 3.0))
+    with pytest.raises(RuntimeError, match="step\\(\\) has already been called"):
+        scaler.step(opt)
+    scaler.update()

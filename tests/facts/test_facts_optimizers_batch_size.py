@@ -1,0 +1,143 @@
+"""Facts taught by questions/optimizers-batch-size.yaml, checked by running torch's optimizers."""
+
+import pytest
+import torch
+
+
+def _one_step(optimizer_cls, value, grad, **kwargs):
+    """Value of a single scalar parameter after one step of `optimizer_cls` with gradient `grad`."""
+    param = torch.nn.Parameter(torch.tensor([value], dtype=torch.float64))
+    optimizer = optimizer_cls([param], **kwargs)
+    param.grad = torch.tensor([grad], dtype=torch.float64)
+    optimizer.step()
+    return param.item()
+
+
+@pytest.mark.verifies("opt-sgd-momentum-steady-state")
+def test_sgd_momentum_steady_state_step_is_lr_over_one_minus_mu():
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([param], lr=0.1, momentum=0.9)
+    steps = []
+    for _ in range(300):
+        before = param.item()
+        param.grad = torch.ones(1)
+        optimizer.step()
+        steps.append(before - param.item())
+    assert steps[0] == pytest.approx(0.1)  # torch's buffer starts at the first gradient
+    assert steps[-1] == pytest.approx(0.1 / (1 - 0.9), rel=1e-4)
+
+
+@pytest.mark.verifies("opt-adam-bias-correction")
+def test_adam_second_step_with_zero_gradient():
+    lr = 0.01
+    param = torch.nn.Parameter(torch.tensor([1.0]))
+    optimizer = torch.optim.Adam([param], lr=lr)
+    moves = []
+    for grad in (1.0, 0.0):
+        before = param.item()
+        param.grad = torch.tensor([grad])
+        optimizer.step()
+        moves.append((before - param.item()) / lr)
+    assert moves[0] == pytest.approx(1.0, rel=1e-5)  # bias-corrected first step is ~lr
+    assert moves[1] == pytest.approx(0.670, abs=5e-4)  # momentum keeps moving it
+    # the hand computation the question asks for
+    m_hat = 0.9 * 0.1 / (1 - 0.9**2)
+    v_hat = 0.999 * 0.001 / (1 - 0.999**2)
+    assert m_hat / v_hat**0.5 == pytest.approx(moves[1], rel=1e-4)
+    # without bias correction the first step would be (1 - b1) / sqrt(1 - b2) = 3.16 times larger
+    assert 0.1 / 0.001**0.5 == pytest.approx(3.162, rel=1e-3)
+
+
+@pytest.mark.verifies("opt-adam-eps")
+def test_adam_eps_facts():
+    lr = 0.01
+    # a gradient equal to eps moves the parameter by only half of lr on the first step
+    assert 1.0 - _one_step(torch.optim.Adam, 1.0, 1e-8, lr=lr) == pytest.approx(lr / 2, rel=1e-3)
+    # a gradient of 1 is unaffected: eps sits outside the square root, next to |g| ~ 1
+    assert 1.0 - _one_step(torch.optim.Adam, 1.0, 1.0, lr=lr) == pytest.approx(lr, rel=1e-6)
+    # the default eps cannot be stored in float16
+    assert torch.tensor(1e-8, dtype=torch.float16).item() == 0.0
+    # eps much larger than sqrt(v_hat): Adam's step is about lr * m_hat / eps (SGD-momentum-like)
+    big_eps = 1e3
+    move = 1.0 - _one_step(torch.optim.Adam, 1.0, 2.0, lr=lr, eps=big_eps)
+    assert move == pytest.approx(lr * 2.0 / (2.0 + big_eps), rel=1e-5)
+    assert move == pytest.approx(lr * 2.0 / big_eps, rel=5e-3)
+
+
+@pytest.mark.verifies("opt-adamw-vs-l2", "opt-adamw-name")
+def test_coupled_l2_vs_decoupled_weight_decay():
+    lr, wd, w = 0.01, 1e-4, 2.0
+    # Adam's weight_decay adds wd * w to the gradient; Adam then normalises it to a full lr step
+    assert w - _one_step(torch.optim.Adam, w, 0.0, lr=lr, weight_decay=wd) == pytest.approx(
+        lr, rel=1e-3
+    )
+    # AdamW shrinks the weight by lr * wd * w, independently of the gradient statistics
+    assert _one_step(torch.optim.AdamW, w, 0.0, lr=lr, weight_decay=wd) == pytest.approx(
+        w * (1 - lr * wd), rel=1e-7
+    )
+    assert _one_step(
+        torch.optim.Adam, w, 0.0, lr=lr, weight_decay=wd, decoupled_weight_decay=True
+    ) == pytest.approx(w * (1 - lr * wd), rel=1e-7)
+    # AdamW's default weight decay is 0.01, Adam's is 0
+    assert torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))]).defaults["weight_decay"] == 0.01
+    assert torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))]).defaults["weight_decay"] == 0
+
+
+@pytest.mark.verifies("opt-adamw-memory-fp32")
+def test_adamw_fp32_bytes_per_parameter():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+    optimizer = torch.optim.AdamW(model.parameters())
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast keeps params and grads float32
+        loss = model(torch.randn(4, 64)).float().pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    params = list(model.parameters())
+    n = sum(p.numel() for p in params)
+    weight_bytes = sum(p.numel() * p.element_size() for p in params)
+    grad_bytes = sum(p.grad.numel() * p.grad.element_size() for p in params)
+    state_bytes = sum(
+        t.numel() * t.element_size()
+        for state in optimizer.state.values()
+        for key, t in state.items()
+        if key != "step"  # one scalar per tensor, not per element
+    )
+    assert sorted(optimizer.state[params[0]]) == ["exp_avg", "exp_avg_sq", "step"]
+    assert (weight_bytes + grad_bytes + state_bytes) / n == 16
+
+
+@pytest.mark.verifies("opt-no-decay-params")
+def test_dim_rule_puts_biases_and_norms_in_the_no_decay_group():
+    layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32)
+    no_decay = {name for name, p in layer.named_parameters() if p.ndim < 2}
+    decay = {name for name, p in layer.named_parameters() if p.ndim >= 2}
+    assert no_decay == {
+        "self_attn.in_proj_bias",
+        "self_attn.out_proj.bias",
+        "linear1.bias",
+        "linear2.bias",
+        "norm1.weight",
+        "norm1.bias",
+        "norm2.weight",
+        "norm2.bias",
+    }
+    assert decay == {
+        "self_attn.in_proj_weight",
+        "self_attn.out_proj.weight",
+        "linear1.weight",
+        "linear2.weight",
+    }
+    # a group with weight_decay=0 leaves a zero-gradient LayerNorm gain at 1 under AdamW
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": [p for n, p in layer.named_parameters() if n in decay], "weight_decay": 0.1},
+            {"params": [p for n, p in layer.named_parameters() if n in no_decay], "weight_decay": 0.0},
+        ],
+        lr=0.1,
+    )
+    for p in layer.parameters():
+        p.grad = torch.zeros_like(p)
+    before = layer.linear1.weight.detach().clone()
+    optimizer.step()
+    assert torch.equal(layer.norm1.weight, torch.ones(16))
+    assert torch.allclose(layer.linear1.weight, before * (1 - 0.1 * 0.1))

@@ -1,0 +1,125 @@
+"""Facts taught by questions/pruning.yaml, checked against torch.nn.utils.prune."""
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.utils.prune as prune
+
+
+def _zeros(t: torch.Tensor) -> int:
+    return int((t == 0).sum().item())
+
+
+@pytest.mark.verifies("prune-torch-reparam")
+def test_l1_unstructured_reparametrises_weight():
+    torch.manual_seed(0)
+    m = nn.Linear(10, 10)
+    original = m.weight
+    prune.l1_unstructured(m, "weight", amount=0.3)
+
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]
+    assert [n for n, _ in m.named_buffers()] == ["weight_mask"]
+    assert m.weight_orig is original  # same Parameter object: an existing optimizer still holds it
+    assert not isinstance(m.weight, nn.Parameter)
+    assert _zeros(m.weight_mask) == 30
+    assert torch.equal(m.weight, m.weight_orig * m.weight_mask)
+    assert len(m._forward_pre_hooks) == 1
+    assert set(m.state_dict()) == {"bias", "weight_orig", "weight_mask"}
+
+    # the pruned weights are the 30 smallest in absolute value
+    kept = m.weight_orig[m.weight_mask.bool()].abs()
+    dropped = m.weight_orig[~m.weight_mask.bool()].abs()
+    assert dropped.max() <= kept.min()
+
+    m(torch.randn(3, 10)).sum().backward()
+    assert torch.all(m.weight_orig.grad[m.weight_mask == 0] == 0)
+    assert torch.all(m.weight_orig.grad[m.weight_mask == 1] != 0)
+
+
+@pytest.mark.verifies("prune-iterative-amount")
+def test_second_amount_is_a_fraction_of_the_remaining_weights():
+    torch.manual_seed(0)
+    m = nn.Linear(10, 10)
+    prune.l1_unstructured(m, "weight", amount=0.3)
+    assert _zeros(m.weight) == 30
+    prune.l1_unstructured(m, "weight", amount=0.5)
+    assert _zeros(m.weight) == 65
+    hook = next(iter(m._forward_pre_hooks.values()))
+    assert isinstance(hook, prune.PruningContainer)
+
+
+@pytest.mark.verifies("prune-remove")
+def test_remove_makes_pruning_permanent():
+    torch.manual_seed(0)
+    m = nn.Linear(10, 10)
+    original = m.weight
+    prune.l1_unstructured(m, "weight", amount=0.4)
+    expected = (m.weight_orig * m.weight_mask).detach().clone()
+    prune.remove(m, "weight")
+
+    assert isinstance(m.weight, nn.Parameter)
+    assert m.weight is original
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight"]
+    assert list(m.named_buffers()) == []
+    assert len(m._forward_pre_hooks) == 0
+    assert not prune.is_pruned(m)
+    assert torch.equal(m.weight.detach(), expected)
+    assert _zeros(m.weight) == 40
+    assert m.weight.layout == torch.strided and m.weight.shape == (10, 10)
+    assert set(m.state_dict()) == {"weight", "bias"}
+
+
+@pytest.mark.verifies("prune-global-unstructured")
+def test_global_unstructured_uses_one_threshold_across_layers():
+    torch.manual_seed(0)
+    a, b = nn.Linear(10, 10), nn.Linear(10, 10)
+    with torch.no_grad():
+        b.weight.mul_(10)
+    prune.global_unstructured(
+        [(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=0.5
+    )
+    za, zb = _zeros(a.weight), _zeros(b.weight)
+    assert za + zb == 100
+    assert 85 <= za <= 95 and 5 <= zb <= 15
+    # one shared threshold: every pruned weight is no larger than every kept weight, across layers
+    pruned = torch.cat([a.weight_orig[a.weight_mask == 0], b.weight_orig[b.weight_mask == 0]]).abs()
+    kept = torch.cat([a.weight_orig[a.weight_mask == 1], b.weight_orig[b.weight_mask == 1]]).abs()
+    assert pruned.max() <= kept.min()
+
+
+@pytest.mark.verifies("prune-ln-structured-name")
+def test_ln_structured_zeroes_whole_output_channels():
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 8, 3)
+    prune.ln_structured(conv, "weight", amount=0.5, n=2, dim=0)
+    per_filter_zeros = (conv.weight == 0).flatten(1).sum(1)
+    # 4 filters are entirely zero, the other 4 untouched; the shape does not change
+    assert sorted(per_filter_zeros.tolist()) == [0] * 4 + [27] * 4
+    assert conv.weight.shape == (8, 3, 3, 3)
+    norms = conv.weight_orig.flatten(1).norm(dim=1)
+    removed = per_filter_zeros == 27
+    assert norms[removed].max() <= norms[~removed].min()
+
+
+def _two_four_mask(w: torch.Tensor) -> torch.Tensor:
+    groups = w.reshape(-1, 4)
+    keep = groups.abs().topk(2, dim=1).indices
+    mask = torch.zeros_like(groups).scatter_(1, keep, 1.0)
+    return mask.reshape(w.shape)
+
+
+@pytest.mark.verifies("prune-2-4-mask")
+def test_two_four_pruning_of_the_example_row():
+    row = torch.tensor([0.9, -0.1, 0.4, -0.7, 0.05, 0.3, -0.2, 0.6])
+    pruned = row * _two_four_mask(row)
+    assert torch.equal(pruned, torch.tensor([0.9, 0.0, 0.0, -0.7, 0.0, 0.3, 0.0, 0.6]))
+    assert ((pruned.reshape(-1, 4) != 0).sum(1) == 2).all()
+
+    # keeping the row's 4 largest magnitudes (the tempting answer) breaks the 2:4 pattern
+    m = nn.Linear(8, 1, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(row[None])
+    prune.l1_unstructured(m, "weight", amount=0.5)
+    unstructured = m.weight.detach()[0]
+    assert torch.equal(unstructured, torch.tensor([0.9, 0.0, 0.4, -0.7, 0.0, 0.0, 0.0, 0.6]))
+    assert (unstructured.reshape(-1, 4) != 0).sum(1).tolist() == [3, 1]
