@@ -77,8 +77,26 @@ def run(ctx, impl, dtype, *, clip=None, inject_at=None) -> Run:
     return ctx.cached((name, dtype, clip, inject_at), go)
 
 
+# GradScaler refuses some misuse with terse errors; say what the loop did wrong instead.
+SCALER_ERRORS = {
+    "has already been called since the last update": "scaler.step() (or unscale_) ran twice with no "
+        "scaler.update() in between: call scaler.update() once per iteration, after scaler.step()",
+    "_scale is None": "scaler.step() ran but scaler.scale() never did: run backward on scaler.scale(loss)",
+    "Attempting to unscale FP16 gradients": "the gradients are float16 because the parameters are: keep the "
+        "model float32 (master weights) and let autocast cast per op",
+    "No inf checks were recorded": "scaler.step() found no gradients: were they zeroed (set to None) between "
+        "backward and step?",
+}
+
+
 def mine(ctx, dtype=torch.float16, **kw) -> Run:
-    return run(ctx, ctx.solution, dtype, **kw)
+    try:
+        return run(ctx, ctx.solution, dtype, **kw)
+    except (RuntimeError, AssertionError, ValueError) as exc:
+        for needle, explanation in SCALER_ERRORS.items():
+            if needle in str(exc):
+                fail(f"{explanation} (torch said: {str(exc).splitlines()[0][:160]})")
+        raise
 
 
 def ref(ctx, dtype=torch.float16, **kw) -> Run:
@@ -215,7 +233,9 @@ def backward_outside(ctx):
 
 @CHECKS.add("master-weights-fp32", "Parameters stay float32 (master weights)")
 def master_weights(ctx):
-    for dtype in (torch.float16, torch.bfloat16):
+    # bfloat16 first: a float16 model already breaks GradScaler ("Attempting to unscale FP16
+    # gradients"), which would hide this check's own, clearer message.
+    for dtype in (torch.bfloat16, torch.float16):
         wrong = [d for d in mine(ctx, dtype).param_dtypes if d != torch.float32]
         if wrong:
             fail(f"amp_dtype={dtype}: {len(wrong)} parameters ended as {wrong[0]}; keep the model float32 "

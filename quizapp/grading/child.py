@@ -107,6 +107,14 @@ def run(args, out: EventWriter) -> None:
     checks_module = load_module("quizapp_exercise_checks", exercise_dir / "checks.py")
     instrument.install()
     reference = load_module("quizapp_reference", exercise_dir / "reference.py")
+    source = Path(args.solution).read_bytes()
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = source.count(b"\n", 0, exc.start) + 1
+        out.emit("error", message=f"the solution is not UTF-8 text: byte 0x{source[exc.start]:02x} on line {line}; "
+                                  "save the file as UTF-8")
+        return
     try:
         solution = load_module("solution", Path(args.solution))
     except BaseException as exc:  # noqa: BLE001 - any failure to import is the learner's to see

@@ -33,7 +33,8 @@ def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
     for name, values in series:
         finite = [v for v in values if isinstance(v, (int, float)) and v == v and abs(v) != float("inf")]
         if finite:
-            plt.plot(list(range(1, len(finite) + 1)), finite, label=name, marker=markers.get(name, "dot"))
+            start = 0 if curves.get("x") == "step" else 1  # steps count from 0, epochs from 1
+            plt.plot(list(range(start, start + len(finite))), finite, label=name, marker=markers.get(name, "dot"))
     plt.xlabel(curves.get("x", "epoch"))
     return plt.build()
 

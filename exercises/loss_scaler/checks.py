@@ -1,0 +1,251 @@
+"""Behavioural checks for loss_scaler: feed the learner's DynamicLossScaler and the real
+torch.amp.GradScaler the same gradients (with injected inf/NaN) and compare what each does.
+
+The grader patches torch.amp.GradScaler with a recording subclass; it behaves as the real one."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from quizapp.grading.harness import Checks, Required, close, expect_sequence_close, fail, fmt
+
+# Scales here are powers of two (or exact multiples of them), so unscaling is exact and GradScaler's
+# float32 scale equals a Python float one bit for bit; 1e-6 only allows for a learner keeping the
+# scale in float32 as GradScaler does.
+RTOL = 1e-6
+INF, NAN = math.inf, math.nan
+# Step -> value written into one gradient element after backward: inf, NaN, -inf, NaN in another param.
+BAD = {2: (0, INF), 3: (1, NAN), 9: (0, -INF), 10: (1, NAN)}
+STEPS = 15
+# (init_scale, growth_interval, growth_factor, backoff_factor)
+MAIN = (2.0**16, 3, 2.0, 0.5)
+CONFIGS = [MAIN, (8.0, 2, 2.0, 0.5), (1024.0, 1, 2.0, 0.5), (64.0, 4, 4.0, 0.25)]
+LR = 0.1
+
+CHECKS = Checks(Required(
+    "DynamicLossScaler",
+    "(init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000)",
+    sample_args=(), sample_kwargs={"init_scale": 8.0, "growth_factor": 2.0, "backoff_factor": 0.5,
+                                   "growth_interval": 3},
+    is_class=True,
+))
+
+
+def bad_text(i: int) -> str:
+    if i not in BAD:
+        return "clean gradients"
+    which, value = BAD[i]
+    return f"an injected {value} in parameter {which}'s gradient"
+
+
+@dataclass
+class Run:
+    scales: list          # the scale after each step
+    returns: list         # what step() returned (learner only)
+    stepped: list         # how many times optimizer.step() ran during each step
+    before: list          # parameters before each step
+    after: list           # parameters after each step
+
+
+def make_params(ctx):
+    g = torch.Generator().manual_seed(0)
+    return [torch.randn(3, 4, generator=g).to(ctx.device).requires_grad_(),
+            torch.randn(5, generator=g).to(ctx.device).requires_grad_()]
+
+
+def coefficients(ctx, i: int):
+    g = torch.Generator().manual_seed(100 + i)
+    return [torch.randn(3, 4, generator=g).to(ctx.device), torch.randn(5, generator=g).to(ctx.device)]
+
+
+def counting(optimizer) -> list:
+    calls = [0]
+    real = optimizer.step
+
+    def step(*args, **kwargs):
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    optimizer.step = step
+    return calls
+
+
+def trajectory(ctx, who: str, cfg) -> Run:
+    """STEPS iterations of a linear loss sum(c_i * p): its gradient is c_i whatever the parameters
+    hold, so both scalers see exactly the same gradient sequence."""
+    init_scale, interval, growth, backoff = cfg
+
+    def go():
+        params = make_params(ctx)
+        optimizer = torch.optim.SGD(params, lr=LR)
+        calls = counting(optimizer)
+        if who == "gradscaler":
+            scaler = torch.amp.GradScaler(ctx.device.type, init_scale=init_scale, growth_factor=growth,
+                                          backoff_factor=backoff, growth_interval=interval)
+        else:
+            impl = ctx.solution if who == "solution" else ctx.reference
+            scaler = impl.DynamicLossScaler(init_scale=init_scale, growth_factor=growth, backoff_factor=backoff,
+                                            growth_interval=interval)
+        run = Run([], [], [], [], [])
+        for i in range(STEPS):
+            optimizer.zero_grad(set_to_none=True)
+            loss = sum((p * c).sum() for p, c in zip(params, coefficients(ctx, i)))
+            scaled = scaler.scale(loss) if who == "gradscaler" else scaler.scale_loss(loss)
+            scaled.backward()
+            if i in BAD:
+                which, value = BAD[i]
+                with torch.no_grad():
+                    params[which].grad.view(-1)[0] = value
+            run.before.append([p.detach().clone() for p in params])
+            n = calls[0]
+            if who == "gradscaler":
+                scaler.step(optimizer)
+                scaler.update()
+                run.scales.append(float(scaler.get_scale()))
+            else:
+                run.returns.append(scaler.step(optimizer))
+                run.scales.append(float(scaler.scale))
+            run.stepped.append(calls[0] - n)
+            run.after.append([p.detach().clone() for p in params])
+        return run
+
+    return ctx.cached((who, cfg), go)
+
+
+def cfg_text(cfg) -> str:
+    init_scale, interval, growth, backoff = cfg
+    return (f"DynamicLossScaler(init_scale={fmt(init_scale)}, growth_factor={fmt(growth)}, "
+            f"backoff_factor={fmt(backoff)}, growth_interval={interval})")
+
+
+# -- the checks -------------------------------------------------------------------------------
+
+@CHECKS.add("scale-trajectory", "The scale after every step equals torch.amp.GradScaler's")
+def scale_trajectory(ctx):
+    yours, oracle = trajectory(ctx, "solution", MAIN).scales, trajectory(ctx, "gradscaler", MAIN).scales
+    ctx.data["curves"] = {"title": "log2(scale) after each step", "x": "step",
+                          "series": {"yours": [math.log2(s) if s > 0 and math.isfinite(s) else math.nan for s in yours],
+                                     "GradScaler": [math.log2(s) for s in oracle]}}
+    for cfg in CONFIGS:
+        yours = trajectory(ctx, "solution", cfg).scales
+        oracle = trajectory(ctx, "gradscaler", cfg).scales
+        for i, (e, s) in enumerate(zip(oracle, yours)):
+            if not close(s, e, RTOL):
+                prev = oracle[i - 1] if i else cfg[0]
+                fail(f"{cfg_text(cfg)}: at step {i} ({bad_text(i)}, scale before it {fmt(prev)}) GradScaler's scale "
+                     f"became {fmt(e)}, yours {fmt(s)}. Scales so far, GradScaler: {fmt(oracle[:i + 1])}; "
+                     f"yours: {fmt(yours[:i + 1])}")
+
+
+@CHECKS.add("skip-on-overflow", "A step with inf or NaN gradients changes no parameter and never calls optimizer.step")
+def skip_on_overflow(ctx):
+    run = trajectory(ctx, "solution", MAIN)
+    for i in range(STEPS):
+        if i in BAD:
+            if run.stepped[i]:
+                fail(f"{cfg_text(MAIN)}: step {i} had {bad_text(i)}, yet optimizer.step() was called "
+                     f"{run.stepped[i]} time(s); skip the step when any gradient is inf or NaN "
+                     "(torch.isfinite catches inf, -inf and NaN)")
+            moved = max((a - b).abs().max().item() if torch.isfinite(a).all() else math.inf
+                        for a, b in zip(run.after[i], run.before[i]))
+            if moved != 0:
+                fail(f"{cfg_text(MAIN)}: step {i} had {bad_text(i)}, yet parameters changed (max change {fmt(moved)}); "
+                     "a skipped step must leave them as they were")
+        elif run.stepped[i] != 1:
+            fail(f"{cfg_text(MAIN)}: step {i} had clean gradients, and optimizer.step() was called {run.stepped[i]} "
+                 "time(s); expected exactly once")
+
+
+@CHECKS.add("return-value", "step() returns True when it stepped and False when it skipped")
+def return_value(ctx):
+    run = trajectory(ctx, "solution", MAIN)
+    expected = [i not in BAD for i in range(STEPS)]
+    for i, (e, r) in enumerate(zip(expected, run.returns)):
+        if not isinstance(r, bool):
+            fail(f"step {i}: step() returned {r!r} ({type(r).__name__}); expected the bool {e}")
+        if r is not e:
+            fail(f"step {i} ({bad_text(i)}): step() returned {r}, expected {e} (True means optimizer.step() ran). "
+                 f"All returns: {run.returns}, expected {expected}")
+
+
+def plain_sgd_run(ctx, impl, n_steps, init_scale, interval):
+    """A small regression model trained n_steps with SGD+momentum, through the scaler (impl) or plain."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(ctx.device)
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(16, 4, generator=g).to(ctx.device), torch.randn(16, 1, generator=g).to(ctx.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
+    scaler = impl.DynamicLossScaler(init_scale=init_scale, growth_interval=interval) if impl else None
+    for _ in range(n_steps):
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if scaler is None:
+            loss.backward()
+            optimizer.step()
+        else:
+            scaler.scale_loss(loss).backward()
+            scaler.step(optimizer)
+    return model, [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]
+
+
+@CHECKS.add("clean-step-update", "Clean steps update parameters exactly as an unscaled step would")
+def clean_step_update(ctx):
+    init_scale, interval, n = 2.0**16, 2, 5  # the scale grows twice during the run
+    start, _ = plain_sgd_run(ctx, None, 0, 1.0, 1)
+    mine, mine_grads = plain_sgd_run(ctx, ctx.solution, n, init_scale, interval)
+    plain, plain_grads = plain_sgd_run(ctx, None, n, 1.0, 1)
+    what = f"{n} clean steps of SGD (lr {LR}, momentum 0.9) with {cfg_text((init_scale, interval, 2.0, 0.5))}"
+    for (name, a), b, s in zip(mine.named_parameters(), plain.parameters(), start.parameters()):
+        diff = (a - b).abs().max().item()
+        size = b.abs().max().item() or 1.0
+        if not diff <= RTOL * size:
+            moved_mine = (a - s).abs().max().item()
+            moved_plain = (b - s).abs().max().item() or 1e-30
+            fail(f"{what}: parameter {name} differs from an unscaled run by up to {fmt(diff)} (its size {fmt(size)}); "
+                 f"your run moved it by {fmt(moved_mine)}, the unscaled run by {fmt(moved_plain)} "
+                 f"(ratio {fmt(moved_mine / moved_plain)}). The optimizer must see gradients divided by the scale")
+    for (name, _), a, b in zip(mine.named_parameters(), mine_grads, plain_grads):
+        if not (a - b).abs().max().item() <= RTOL * (b.abs().max().item() or 1.0):
+            ratio = (a.abs().max() / b.abs().max().clamp_min(1e-30)).item()
+            fail(f"{what}: after step(), {name}.grad is {fmt(ratio)} times the true gradient; step() must unscale "
+                 "the gradients in place (p.grad divided by the scale)")
+
+
+@CHECKS.add("missing-grads", "Parameters without a gradient are skipped")
+def missing_grads(ctx):
+    used = torch.ones(3, device=ctx.device, requires_grad=True)
+    unused = torch.ones(2, device=ctx.device, requires_grad=True)  # .grad stays None
+    frozen = torch.ones(2, device=ctx.device, requires_grad=True)
+    optimizer = torch.optim.SGD([{"params": [used, unused]}, {"params": [frozen]}], lr=LR)
+    calls = counting(optimizer)
+    scaler = ctx.solution.DynamicLossScaler(init_scale=8.0, growth_interval=100)
+    scaler.scale_loss((used * 2.0).sum()).backward()
+    try:
+        result = scaler.step(optimizer)
+    except Exception as exc:  # noqa: BLE001 - the crash is the finding
+        fail(f"with 2 of 3 parameters having .grad None, step() raised {type(exc).__name__}: {exc}; "
+             "skip parameters whose .grad is None")
+    if calls[0] != 1:
+        fail(f"clean gradients (two of three parameters without a gradient): expected optimizer.step() to run once, "
+             f"it ran {calls[0]} time(s) (step() returned {result!r})")
+    if unused.grad is not None or frozen.grad is not None:
+        fail("step() gave a gradient to a parameter that had none; leave .grad None where it is None")
+    if used[0].item() == 1.0:
+        fail("the parameter with a gradient did not move (still 1.0) although the step was clean")
+
+
+@CHECKS.add("growth-only-if-finite", "The scale grows only if the grown scale is finite")
+def growth_only_if_finite(ctx):
+    init_scale, growth = 1e300, 1e10  # 1e310 overflows a Python float to inf
+    scaler = ctx.solution.DynamicLossScaler(init_scale=init_scale, growth_factor=growth, growth_interval=1)
+    p = torch.ones(2, device=ctx.device, requires_grad=True)
+    optimizer = torch.optim.SGD([p], lr=LR)
+    p.grad = torch.zeros(2, device=ctx.device)  # clean (zero) gradients: nothing moves, the step is clean
+    scaler.step(optimizer)
+    seen = float(scaler.scale)
+    if seen != init_scale:
+        fail(f"DynamicLossScaler(init_scale=1e300, growth_factor=1e10, growth_interval=1): after one clean step "
+             f"the grown scale 1e310 is inf, so the scale must stay {fmt(init_scale)}; got {fmt(seen)}")

@@ -1,0 +1,35 @@
+# quizapp: exercise=grad_accumulation
+"""BUGGY (no_clip): ignores max_grad_norm."""
+
+import torch
+
+
+def train_with_accumulation(model, loader, optimizer, loss_fn, accum_steps, *,
+                            max_grad_norm=None) -> int:
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    steps = 0
+
+    def run_group(group):
+        nonlocal steps
+        # Weight each micro-batch by its share of the group's samples: sum_i loss_i * n_i / N is
+        # exactly the mean loss over the concatenated group, whatever the micro-batch sizes.
+        total = sum(len(inputs) for inputs, _ in group)
+        for inputs, targets in group:
+            loss = loss_fn(model(inputs), targets)
+            (loss * (len(inputs) / total)).backward()  # adds into .grad; frees this graph
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        steps += 1
+
+    group = []
+    for batch in loader:
+        # Holding a group's *inputs* costs little; only one micro-batch's activations (its graph)
+        # are alive at a time, which is the memory that accumulation saves.
+        group.append(batch)
+        if len(group) == accum_steps:
+            run_group(group)
+            group = []
+    if group:  # the trailing, shorter group still gets its step
+        run_group(group)
+    return steps

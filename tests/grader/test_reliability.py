@@ -1,0 +1,193 @@
+"""Every way a solution can go wrong ends in a clear error or fail: never a pass, never a grader
+traceback, never a leftover process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gradeutil import EXERCISES, grade_many
+
+MARK = "# quizapp: exercise=amp_training\n"
+SIG = ("def train_with_amp(model, loader, optimizer, loss_fn, epochs, *, device, amp_dtype=torch.float16, "
+       "max_grad_norm=None):\n")
+REFERENCE = (EXERCISES / "amp_training" / "reference.py").read_text()
+
+CASES = {
+    "syntax_error": MARK + "import torch\n\ndef train_with_amp(model, loader:\n    pass\n",
+    "missing_module": MARK + "import torch\nimport no_such_module_xyz\n",
+    "missing_function": MARK + "import torch\n\ndef train(model):\n    return []\n",
+    "wrong_signature": MARK + "import torch\n\ndef train_with_amp(model, loader, optimizer):\n    return []\n",
+    "raises_inside": MARK + "import torch\n\n" + SIG + "    for batch in loader:\n        helper(batch)\n\n"
+                    "def helper(batch):\n    raise ValueError('bad batch shape')\n",
+    "infinite_loop": MARK + "import torch\n\n" + SIG + "    while True:\n        pass\n",
+    "sleeps": MARK + "import time, torch\n\n" + SIG + "    time.sleep(600)\n",
+    "sys_exit_at_import": MARK + "import sys\nsys.exit(0)\n",
+    "os_exit_at_import": MARK + "import os\nos._exit(0)\n",
+    "sys_exit_inside": MARK + "import sys, torch\n\n" + SIG + "    sys.exit(0)\n",
+    "os_exit_inside": MARK + "import os, torch\n\n" + SIG + "    os._exit(0)\n",
+    "prints_megabytes": REFERENCE.replace("    model.train()\n", "    model.train()\n    print('x' * 5_000_000)\n"),
+    "prints_fake_json": REFERENCE.replace(
+        "    model.train()\n",
+        "    model.train()\n    import json\n    print(json.dumps({'event': 'done'}))\n"
+        "    print(json.dumps({'schema': 1, 'status': 'pass', 'checks': []}))\n    return [float('nan')] * epochs\n"),
+    "returns_nan": MARK + "import torch\n\n" + SIG + "    return [float('nan')] * epochs\n",
+    "allocates_too_much": MARK + "import torch\n\n" + SIG + "    hoard = [torch.empty(2**28) for _ in range(200)]\n    return []\n",
+    "empty_file": "",
+}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("solutions")
+    jobs = {}
+    for name, text in CASES.items():
+        path = folder / f"{name}.py"
+        path.write_text(text)
+        extra = ("--timeout", "15") if name in ("infinite_loop", "sleeps") else ()
+        jobs[name] = (str(path), "--exercise", "amp_training", *extra)
+    latin = folder / "latin1.py"
+    latin.write_bytes(MARK.encode() + "# caf\xe9\nimport torch\n".encode("latin-1"))
+    jobs["not_utf8"] = (str(latin),)
+    graded = grade_many(list(jobs.values()))
+    return dict(zip(jobs, graded))
+
+
+def error_message(result) -> str:
+    assert result.code == 1, result.report
+    assert result.report["status"] == "error", result.report
+    return result.report["message"]
+
+
+def test_syntax_error_shows_the_line(results):
+    message = error_message(results["syntax_error"])
+    assert "syntax error at line 4" in message
+
+
+def test_missing_module(results):
+    message = error_message(results["missing_module"])
+    assert "could not be imported" in message and "no_such_module_xyz" in message and "line 3" in message
+
+
+def test_missing_function(results):
+    message = error_message(results["missing_function"])
+    assert "does not define `train_with_amp`" in message and "expected train_with_amp(model, loader" in message
+
+
+def test_wrong_signature(results):
+    message = error_message(results["wrong_signature"])
+    assert "wrong signature" in message and "yours is train_with_amp(model, loader, optimizer)" in message
+
+
+def test_exception_inside_shows_the_learners_frames(results):
+    result = results["raises_inside"]
+    assert result.code == 1 and result.report["status"] == "fail"
+    message = result.check("returns-losses")["message"]
+    assert message.startswith("ValueError: bad batch shape")
+    assert "line 6, in train_with_amp" in message and "line 9, in helper" in message
+    assert "quizapp" not in message.split("\n", 1)[1]  # only the learner's frames
+
+
+@pytest.mark.parametrize("name", ["infinite_loop", "sleeps"])
+def test_timeout_kills_the_solution(results, name):
+    result = results[name]
+    assert result.code == 1 and result.report["status"] == "error"
+    assert "timed out after 15 s" in result.report["message"]
+    assert result.report["duration_s"] < 60
+
+
+@pytest.mark.parametrize("name,needle", [
+    ("sys_exit_at_import", "sys.exit(0)"),
+    ("os_exit_at_import", "ended the process early"),
+    ("sys_exit_inside", "sys.exit(0)"),
+    ("os_exit_inside", "ended the process early"),
+])
+def test_early_exit_is_never_a_pass(results, name, needle):
+    result = results[name]
+    assert result.code == 1 and result.report["status"] in ("error", "fail")
+    text = (result.report["message"] or "") + " ".join(c["message"] for c in result.report["checks"])
+    assert needle in text
+
+
+def test_printing_megabytes_is_captured_not_mixed_in(results):
+    result = results["prints_megabytes"]
+    assert result.code == 0 and result.report["status"] == "pass"  # stdout still held exactly one JSON object
+
+
+def test_printed_fake_json_cannot_fake_a_result(results):
+    result = results["prints_fake_json"]
+    assert result.code == 1 and result.report["status"] == "fail"
+    assert result.report["checks"], "the real checks still ran"
+
+
+def test_nan_losses_fail(results):
+    result = results["returns_nan"]
+    assert result.code == 1
+    assert result.status("returns-losses") == "fail"
+    assert "must stay finite" in result.check("returns-losses")["message"]
+
+
+def test_allocating_too_much_memory_is_an_error(results):
+    result = results["allocates_too_much"]
+    assert result.code == 1 and result.report["status"] in ("fail", "error")
+    assert "alloc" in json.dumps(result.report).lower()
+
+
+def test_not_utf8(results):
+    message = error_message(results["not_utf8"])
+    assert "not UTF-8" in message and "byte 0xe9 on line 2" in message
+
+
+def test_empty_file_with_exercise_given(results):
+    assert "does not define `train_with_amp`" in error_message(results["empty_file"])
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "quizapp", "grade", *args], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert cli(str(tmp_path / "nope.py")).returncode == 2
+    assert cli(str(tmp_path)).returncode == 2  # a folder
+    unmarked = tmp_path / "unmarked.py"
+    unmarked.write_text("import torch\n")
+    out = cli(str(unmarked))
+    assert out.returncode == 2 and "--exercise" in out.stderr and "Traceback" not in out.stderr
+    out = cli(str(unmarked), "--exercise", "no_such_exercise", "--json")
+    assert out.returncode == 2 and json.loads(out.stdout)["status"] == "error"
+    assert cli(str(unmarked), "--device", "tpu").returncode == 2
+
+
+def test_no_child_process_is_left_behind(tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    solution = tmp_path / "spawner.py"
+    solution.write_text(MARK + textwrap.dedent(f"""
+        import subprocess, sys, torch
+        {SIG.strip()}
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+            open({str(pid_file)!r}, "w").write(str(child.pid))
+            while True:
+                pass
+    """))
+    out = cli(str(solution), "--timeout", "15", "--json")
+    assert out.returncode == 1 and "timed out" in json.loads(out.stdout)["message"]
+    pid = int(pid_file.read_text())
+    time.sleep(0.5)
+    assert not running(pid)
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan may wait as a zombie where PID 1 does not reap)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
