@@ -9,6 +9,8 @@ import yaml
 
 from quizapp import paths
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML has it
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -36,7 +38,7 @@ def load_catalog(root: Path | None = None) -> dict[str, Exercise]:
     if not root.is_dir():
         return out
     for meta in sorted(root.glob("*/exercise.yaml")):
-        data = yaml.safe_load(meta.read_text(encoding="utf-8"))
+        data = yaml.load(meta.read_text(encoding="utf-8"), Loader=_Loader)
         out[data["id"]] = Exercise(
             id=data["id"], title=data["title"], topic=data["topic"], difficulty=int(data["difficulty"]),
             statement=data["statement"], hints=tuple(data.get("hints", ())), folder=meta.parent,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import click
-
 
 def launch() -> int:
-    click.echo("The quizapp TUI is not built yet. Meanwhile: quizapp list, quizapp stats, quizapp bank check.")
-    return 0
+    """Run the app until the learner quits; its exit code becomes the command's."""
+    from quizapp.tui.app import QuizApp
+
+    app = QuizApp()
+    app.run()
+    return app.return_code or 0

@@ -68,3 +68,12 @@ def test_streak_counts_consecutive_days():
     assert streak(days - {today}, today) == 2  # today still open: the streak stands until midnight
     assert streak({today - timedelta(days=2)}, today) == 0
     assert streak(set(), today) == 0
+
+
+def test_new_questions_take_turns_across_topics(write_pack):
+    other = GOOD.replace("topic: demo", "topic: other").replace("id: demo-", "id: other-")
+    bank = load_bank([write_pack(GOOD, "a.yaml"), write_pack(other, "b.yaml")])
+    with Store.open() as store:
+        queue = study_queue(bank, store, now=NOW)
+    assert [q.id for q in queue[:4]] == ["demo-single", "other-single", "demo-text", "other-text"]
+    assert [q.difficulty for q in queue] == sorted(q.difficulty for q in queue)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -32,8 +34,14 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
 
     if not (as_json or events):
         click.echo(f"Grading {file} as '{exercise_id}'...", err=True)
-    report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
-                   on_event=print_event if events else None)
+    cancel = threading.Event()
+    with cancel_on_signals(cancel):
+        report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
+                       on_event=print_event if events else None, cancel=cancel)
+    if cancel.is_set():
+        # A cancelled attempt says nothing about the solution: it is not recorded.
+        click.echo("quizapp grade: cancelled; the solution's processes were stopped", err=True)
+        return 1
     report.file = str(file)  # as the learner named it
     if report.status == "usage":
         return usage_exit(file, exercise_id, report.message, as_json or events, events)
@@ -49,6 +57,18 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
     if saved is not None:
         click.echo(f"quizapp: the result was not saved: {saved}", err=True)
     return report.exit_code
+
+
+@contextmanager
+def cancel_on_signals(cancel: threading.Event):
+    """SIGINT and SIGTERM (Ctrl+C, or the TUI's cancel) stop the solution's whole process group."""
+    handled = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda *_: cancel.set()) for sig in handled}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def usage_exit(file: Path, exercise: str | None, message: str, as_json: bool, events: bool) -> int:

@@ -10,7 +10,7 @@ from quizapp.study.store import Store, iso, utcnow
 
 def study_queue(bank: Bank, store: Store, *, topic: str | None = None, now: datetime | None = None,
                 limit: int | None = None, include_new: bool = True) -> list[Question]:
-    """Due cards (most overdue first), then new questions (easiest first, in bank order)."""
+    """Due cards (most overdue first), then new questions (easiest first, topics taking turns)."""
     now_iso = iso(now or utcnow())
     cards = store.cards()
 
@@ -20,6 +20,17 @@ def study_queue(bank: Bank, store: Store, *, topic: str | None = None, now: date
     due = sorted((due_at, qid) for qid, (due_at, _) in cards.items() if due_at <= now_iso)
     queue = [bank.questions[qid] for _, qid in due if wanted(bank.questions.get(qid))]
     if include_new:
-        fresh = [q for q in bank.questions.values() if q.id not in cards and wanted(q)]
-        queue += sorted(fresh, key=lambda q: q.difficulty)  # sorted() is stable: bank order within a level
+        queue += _interleaved(q for q in bank.questions.values() if q.id not in cards and wanted(q))
     return queue if limit is None else queue[:limit]
+
+
+def _interleaved(fresh) -> list[Question]:
+    """Easiest first; within a level, topics take turns so a review is not one topic's start."""
+    topics: dict[str, int] = {}
+    rank: dict[tuple[str, int], int] = {}
+    keyed = []
+    for q in fresh:  # bank order
+        topic_index = topics.setdefault(q.topic, len(topics))
+        nth = rank[q.topic, q.difficulty] = rank.get((q.topic, q.difficulty), -1) + 1
+        keyed.append(((q.difficulty, nth, topic_index), q))
+    return [q for _, q in sorted(keyed, key=lambda kq: kq[0])]

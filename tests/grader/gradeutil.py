@@ -50,3 +50,19 @@ def grade_many(arg_lists: list[tuple]) -> list[Graded]:
 
 def grade(*args) -> Graded:
     return grade_many([tuple(str(a) for a in args)])[0]
+
+
+def graded(path) -> tuple[int, dict]:
+    """(exit code, JSON report) of grading one file."""
+    result = grade(path)
+    return result.code, result.report
+
+
+def statuses(report: dict) -> dict[str, str]:
+    return {c["id"]: c["status"] for c in report["checks"]}
+
+
+def grade_exercise_files(exercise_dir: Path, buggy_dir: Path) -> None:
+    """Grade an exercise's reference, starter and every buggy file up front, two at a time."""
+    files = [exercise_dir / "reference.py", exercise_dir / "starter.py", *sorted(buggy_dir.glob("*.py"))]
+    grade_many([(str(f),) for f in files])

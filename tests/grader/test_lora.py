@@ -3,13 +3,12 @@ fails the checks that describe its bug (graded through the public CLI)."""
 
 from __future__ import annotations
 
-import functools
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from gradeutil import grade_exercise_files, statuses
+from gradeutil import graded as grade
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "exercises" / "lora"
@@ -41,15 +40,9 @@ BUGS = {
 }
 
 
-@functools.cache
-def grade(path: Path) -> tuple[int, dict]:
-    out = subprocess.run([sys.executable, "-m", "quizapp", "grade", str(path), "--json", "--device", "cpu"],
-                         capture_output=True, text=True, timeout=300)
-    return out.returncode, json.loads(out.stdout)
-
-
-def statuses(report: dict) -> dict[str, str]:
-    return {c["id"]: c["status"] for c in report["checks"]}
+@pytest.fixture(scope="module", autouse=True)
+def graded_in_parallel():
+    grade_exercise_files(EXERCISE, BUGGY)
 
 
 def test_reference_passes():

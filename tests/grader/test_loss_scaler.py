@@ -3,13 +3,12 @@ solution fails the check that names its bug (and passes the checks unrelated to 
 
 from __future__ import annotations
 
-import functools
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from gradeutil import grade_exercise_files, statuses
+from gradeutil import graded as grade
 
 EXERCISE = "loss_scaler"
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,15 +30,9 @@ BUGS = {
 }
 
 
-@functools.cache
-def grade(path: Path) -> tuple[int, dict]:
-    out = subprocess.run([sys.executable, "-m", "quizapp", "grade", str(path), "--json"],
-                         capture_output=True, text=True, timeout=300)
-    return out.returncode, json.loads(out.stdout)
-
-
-def statuses(report: dict) -> dict[str, str]:
-    return {c["id"]: c["status"] for c in report["checks"]}
+@pytest.fixture(scope="module", autouse=True)
+def graded_in_parallel():
+    grade_exercise_files(FOLDER, BUGGY)
 
 
 def test_reference_passes():

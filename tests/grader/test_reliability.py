@@ -191,3 +191,30 @@ def running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state not in ("Z", "X")
+
+
+def test_sigterm_cancels_and_stops_the_solution(tmp_path, quizapp_home):
+    pid_file = tmp_path / "solution.pid"
+    solution = tmp_path / "looper.py"
+    solution.write_text(MARK + textwrap.dedent(f"""
+        import os, torch
+        {SIG.strip()}
+            open({str(pid_file)!r}, "w").write(str(os.getpid()))
+            while True:
+                pass
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "quizapp", "grade", str(solution)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pid_file.exists(), "the solution never started"
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and "cancelled" in err and "Traceback" not in err
+    time.sleep(0.3)
+    assert not running(int(pid_file.read_text()))
+    from quizapp.study.store import Store
+
+    with Store.open() as store:
+        assert store.grades() == []  # a cancelled attempt is not recorded

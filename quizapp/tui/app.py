@@ -1,0 +1,146 @@
+"""The App shell: builds the study context, owns navigation, global keys, themes and the command palette."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from quizapp.bank import Bank, load_bank
+from quizapp.catalog import Exercise, load_catalog
+from quizapp.study.store import Store, StoreError, utcnow
+from quizapp.tui.context import StudyContext
+from quizapp.tui.grading import default_grader_cmd
+from quizapp.tui.messages import ExerciseRequested, StudyRequested
+from quizapp.tui.screens.home import HomeScreen
+from quizapp.tui.screens.problems import StoreProblemScreen
+
+DARK, LIGHT = "textual-dark", "textual-light"
+
+
+class QuizApp(App[int]):
+    """quizapp's front door. Every argument is for tests and scripts; the defaults are the real thing."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "quizapp"
+    SUB_TITLE = "ML training techniques, learned and proven"
+
+    BINDINGS = [
+        Binding("question_mark,f1", "help", "Help", id="help", tooltip="List the keys of this screen"),
+        Binding("ctrl+t", "toggle_theme", "Light/dark", id="theme", show=False,
+                tooltip="Switch between the light and the dark theme"),
+    ]
+
+    def __init__(self, *, bank: Bank | None = None, store_path: Path | None = None,
+                 catalog: dict[str, Exercise] | None = None, grader_cmd: list[str] | None = None,
+                 now: datetime | Callable[[], datetime] | None = None, work_dir: Path | None = None,
+                 theme: str = DARK, exit_after_first_screen: bool = False) -> None:
+        super().__init__()
+        self._bank = bank
+        self._store_path = store_path
+        self._catalog = catalog
+        self._grader_cmd = grader_cmd
+        self._now = (lambda: now) if isinstance(now, datetime) else now
+        self._work_dir = work_dir
+        self._exit_after_first_screen = exit_after_first_screen
+        self.context: StudyContext | None = None
+        self.theme = theme
+
+    # -- start and stop ---------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen:
+        try:
+            store = Store.open(self._store_path)
+        except StoreError as exc:
+            return StoreProblemScreen(exc)
+        catalog, catalog_error = self._catalog, None
+        if catalog is None:
+            try:
+                catalog = load_catalog()
+            except Exception as exc:  # noqa: BLE001 - a broken exercise.yaml must not stop the app
+                catalog, catalog_error = {}, f"the exercises could not be read: {exc}"
+        context = StudyContext(
+            bank=self._bank if self._bank is not None else load_bank(), store=store, catalog=catalog,
+            work_dir=self._work_dir or Path.cwd(), grader_cmd=self._grader_cmd or default_grader_cmd(),
+            clock=self._now or utcnow, catalog_error=catalog_error,
+        )
+        self.context = context
+        return HomeScreen(context)
+
+    def on_ready(self) -> None:
+        if self._exit_after_first_screen:
+            self.exit(0)
+
+    def on_unmount(self) -> None:
+        if self.context is not None:
+            self.context.store.close()
+
+    # -- navigation -------------------------------------------------------------------------
+
+    @on(StudyRequested)
+    def _study(self, message: StudyRequested) -> None:
+        from quizapp.tui.screens.quiz import QuizScreen
+
+        questions = self.context.queue(message.topic)
+        if not questions:
+            where = f" in {self.context.bank.topics[message.topic].title}" if message.topic else ""
+            self.notify(f"Nothing to study{where} right now: no card is due and every question has been seen.",
+                        title="All done")
+            return
+        title = self.context.bank.topics[message.topic].title if message.topic else "Review"
+        self.push_screen(QuizScreen(self.context, questions, title, message.topic))
+
+    @on(ExerciseRequested)
+    def _exercise(self, message: ExerciseRequested) -> None:
+        from quizapp.tui.screens.exercise import ExerciseScreen
+
+        self.push_screen(ExerciseScreen(self.context, self.context.catalog[message.exercise_id]))
+
+    def action_review(self) -> None:
+        self.post_message(StudyRequested(None))
+
+    def action_pick_topic(self) -> None:
+        from quizapp.tui.screens.dialogs import TopicScreen
+
+        def chosen(slug: str | None) -> None:
+            if slug:
+                self.post_message(StudyRequested(slug))
+
+        self.push_screen(TopicScreen(self.context.stats().topics), chosen)
+
+    def action_exercises(self) -> None:
+        from quizapp.tui.screens.exercises import ExercisesScreen
+
+        self.push_screen(ExercisesScreen(self.context))
+
+    def action_stats(self) -> None:
+        from quizapp.tui.screens.stats import StatsScreen
+
+        self.push_screen(StatsScreen(self.context))
+
+    def action_help(self) -> None:
+        from quizapp.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen.active_bindings.values(), self.get_key_display))
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.current_theme.dark else DARK
+
+    # -- command palette: every action with a tooltip on the current screen -------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        seen = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not active.enabled or not binding.tooltip or binding.description in seen:
+                continue
+            seen.add(binding.description)
+            yield SystemCommand(binding.description, binding.tooltip, partial(active.node.run_action, binding.action))
+        yield from (command for command in super().get_system_commands(screen) if command.title not in seen)

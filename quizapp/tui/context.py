@@ -1,0 +1,76 @@
+"""What every screen works with: the bank, the progress store, the exercises, the clock.
+
+The App builds one `StudyContext` and hands it to the screens it opens; screens read and write
+progress through it, so tests can inject a small bank, a temp store and a fixed `now`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from quizapp.bank.model import Bank, Question
+from quizapp.catalog import Exercise
+from quizapp.study import schedule
+from quizapp.study.queue import study_queue
+from quizapp.study.stats import Stats, compute_stats
+from quizapp.study.store import GradeRecord, Store, utcnow
+
+SESSION_SIZE = 20  # questions in one review session
+
+
+@dataclass
+class StudyContext:
+    bank: Bank
+    store: Store
+    catalog: dict[str, Exercise]
+    work_dir: Path
+    grader_cmd: list[str]
+    clock: Callable[[], datetime] = utcnow
+    catalog_error: str | None = None
+    chosen_paths: dict[str, Path] = field(default_factory=dict)  # solution files picked this session
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    def stats(self) -> Stats:
+        return compute_stats(self.bank, self.store, now=self.now(), exercise_ids=tuple(self.catalog))
+
+    def queue(self, topic: str | None = None) -> list[Question]:
+        """Due cards, then new questions; one session's worth."""
+        return study_queue(self.bank, self.store, topic=topic, now=self.now(), limit=SESSION_SIZE)
+
+    def preview(self, question: Question) -> dict[int, timedelta]:
+        return schedule.preview(self.store.card_json(question.id), now=self.now())
+
+    def record(self, question: Question, *, rating: int, correct: bool | None, response,
+               duration_ms: int | None) -> datetime:
+        return schedule.record_review(self.store, question, rating=rating, correct=correct,
+                                      response=response, duration_ms=duration_ms, now=self.now())
+
+    def grades(self, exercise_id: str) -> list[GradeRecord]:
+        return self.store.grades(exercise_id)
+
+    def solution_path(self, exercise_id: str) -> Path:
+        """The file chosen this session, else the last graded file that still exists, else ./<id>.py."""
+        if exercise_id in self.chosen_paths:
+            return self.chosen_paths[exercise_id]
+        for grade in reversed(self.grades(exercise_id)):
+            if grade.file_path and Path(grade.file_path).is_file():
+                return Path(grade.file_path)
+        return self.work_dir / f"{exercise_id}.py"
+
+    def show_path(self, path: Path) -> str:
+        """A path as the learner would type it from the folder quizapp was started in."""
+        try:
+            rel = os.path.relpath(path, self.work_dir)
+        except ValueError:
+            return str(path)
+        return str(path) if rel.startswith("..") else os.path.join(".", rel)
+
+    def resolve(self, typed: str) -> Path:
+        path = Path(typed).expanduser()
+        return path if path.is_absolute() else self.work_dir / path

@@ -1,0 +1,1 @@
+"""The TUI's screens: each composes widgets and talks to the App through messages and actions."""

@@ -1,0 +1,64 @@
+"""Edit a solution file inside the app: a Python TextArea, ctrl+s saves, Escape closes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TextArea
+
+from quizapp.tui.screens.dialogs import ConfirmScreen
+
+
+class EditorScreen(Screen[bool]):
+    """Returns whether the file was saved at least once."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="save", tooltip="Write the file"),
+        # Priority: in a code editor Escape would otherwise only move the focus.
+        Binding("escape", "close", "Close", id="close", priority=True, tooltip="Back to the exercise"),
+    ]
+
+    def __init__(self, path: Path, label: str) -> None:
+        super().__init__()
+        self.path = path
+        self.label = label
+        self.saved_text = path.read_text(encoding="utf-8")
+        self.saved_once = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"Editing {self.label}", id="editor-title", classes="section-title")
+        yield TextArea.code_editor(self.saved_text, language="python", id="code")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#code", TextArea).focus()
+
+    @property
+    def text(self) -> str:
+        return self.query_one("#code", TextArea).text
+
+    def action_save(self) -> None:
+        try:
+            self.path.write_text(self.text, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Could not save {self.label}: {exc.strerror or exc}", severity="error")
+            return
+        self.saved_text = self.text
+        self.saved_once = True
+        self.notify(f"Saved {self.label}", timeout=2)
+
+    def action_close(self) -> None:
+        if self.text == self.saved_text:
+            self.dismiss(self.saved_once)
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(self.saved_once)
+
+        self.app.push_screen(ConfirmScreen("You have unsaved changes. Close and lose them?", "Lose them", "Keep editing"),
+                             answered)

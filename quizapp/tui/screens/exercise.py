@@ -1,0 +1,262 @@
+"""One exercise: the statement and hints, your file, grading with live results, the reference after a pass."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Markdown, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from quizapp.catalog import Exercise
+from quizapp.tui.context import StudyContext
+from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted, grade_command, run_grader
+from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
+from quizapp.tui.widgets.bars import stars
+from quizapp.tui.widgets.results import GradeResults
+
+
+class ExerciseScreen(Screen):
+    BINDINGS = [
+        Binding("g", "grade", "Grade", id="grade", tooltip="Run the grader on your file"),
+        Binding("x", "cancel", "Cancel grading", id="cancel", tooltip="Stop the grader"),
+        Binding("c", "create", "Create", id="create", tooltip="Write the starter file (asks before overwriting)"),
+        Binding("i", "edit_here", "Edit", id="edit", tooltip="Edit your file here, with Python highlighting"),
+        Binding("e", "editor", "$EDITOR", id="editor", tooltip="Open your file in $VISUAL or $EDITOR"),
+        Binding("h", "hint", "Hint", id="hint", tooltip="Show the next hint"),
+        Binding("v", "solution", "Solution", id="solution", tooltip="Read the reference solution (after a pass)"),
+        Binding("s", "tab('statement')", "Statement", id="statement", show=False, tooltip="Show the statement and hints"),
+        Binding("r", "tab('results')", "Results", id="results", show=False, tooltip="Show the last grading results"),
+        Binding("escape,q", "app.pop_screen", "Back", id="back", tooltip="Back to the exercises"),
+    ]
+
+    def __init__(self, context: StudyContext, exercise: Exercise) -> None:
+        super().__init__()
+        self.context = context
+        self.exercise = exercise
+        self.hints_shown = 0
+        self.grading = False
+        self.passed_now = False
+
+    @property
+    def path(self) -> Path:
+        return self.context.solution_path(self.exercise.id)
+
+    @property
+    def label(self) -> str:
+        return self.context.show_path(self.path)
+
+    @property
+    def passed(self) -> bool:
+        return self.passed_now or any(g.status == "pass" for g in self.context.grades(self.exercise.id))
+
+    def compose(self) -> ComposeResult:
+        ex = self.exercise
+        yield Header()
+        with Vertical(id="exercise-head"):
+            yield Static(Text.assemble((ex.title, "bold"), f"  {stars(ex.difficulty)}  ", (ex.topic, "dim")))
+            yield Static(id="file-line")
+        with TabbedContent(id="exercise-tabs"):
+            with TabPane("Statement", id="statement"):
+                with VerticalScroll():
+                    yield Markdown(ex.statement, id="statement-text")
+                    yield Vertical(id="hints")
+            with TabPane("Results", id="results"):
+                with VerticalScroll():
+                    yield GradeResults(id="grade-results")
+            with TabPane("Solution", id="solution"):
+                with VerticalScroll():
+                    yield Static(id="reference")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.refresh_file_line()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_file_line()
+
+    def refresh_file_line(self) -> None:
+        grades = self.context.grades(self.exercise.id)
+        line = Text.assemble(("Your file: ", "bold"), self.label)
+        if not self.path.exists():
+            line.append("  (not created yet: press c)", style="dim")
+        if grades:
+            last = grades[-1]
+            line.append(f"  ·  last grade: {last.status} {last.checks_passed}/{last.checks_total}",
+                        style="green" if last.status == "pass" else "yellow")
+        self.query_one("#file-line", Static).update(line)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return self.grading
+        if action == "grade":
+            return not self.grading
+        if action == "hint":
+            return self.hints_shown < len(self.exercise.hints) or None
+        if action == "solution":
+            return True if self.passed else None
+        return True
+
+    def action_tab(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+
+    # -- the statement ----------------------------------------------------------------------
+
+    def action_hint(self) -> None:
+        if self.hints_shown >= len(self.exercise.hints):
+            return
+        hint = self.exercise.hints[self.hints_shown]
+        self.hints_shown += 1
+        total = len(self.exercise.hints)
+        block = Markdown(f"**Hint {self.hints_shown} of {total}.** {hint}", classes="hint")
+        self.query_one("#hints").mount(block)
+        self.action_tab("statement")
+        self.call_after_refresh(block.scroll_visible, animate=False)
+        self.refresh_bindings()
+
+    def action_solution(self) -> None:
+        self.action_tab("solution")
+
+    @on(TabbedContent.TabActivated, pane="#solution")
+    def show_reference(self) -> None:
+        """The reference solution, or why it is not shown yet; filled whenever its tab opens."""
+        reference = self.query_one("#reference", Static)
+        if not self.passed:
+            reference.update("The reference solution opens once your file passes. Press g to grade it.")
+        else:
+            try:
+                code = self.exercise.reference.read_text(encoding="utf-8")
+            except OSError as exc:
+                reference.update(f"The reference solution could not be read: {exc.strerror or exc}")
+            else:
+                reference.update(Syntax(code, "python", line_numbers=True, word_wrap=True,
+                                        theme="ansi_dark" if self.app.current_theme.dark else "ansi_light"))
+
+    # -- your file --------------------------------------------------------------------------
+
+    def action_create(self) -> None:
+        def chosen(typed: str | None) -> None:
+            if not typed:
+                return
+            path = self.context.resolve(typed)
+            self.context.chosen_paths[self.exercise.id] = path
+            if not path.exists():
+                self.write_starter(path)
+                return
+            self.app.push_screen(
+                ConfirmScreen(f"{self.context.show_path(path)} exists. Replace it with the starter file? "
+                              "Your code in it would be lost.", "Replace", "Keep mine"),
+                lambda replace: self.write_starter(path) if replace else self.kept(path))
+
+        self.app.push_screen(PathScreen(f"Where should the starter file of {self.exercise.id} go?", self.label), chosen)
+
+    def write_starter(self, path: Path) -> None:
+        try:
+            text = self.exercise.starter.read_text(encoding="utf-8")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Could not write {self.context.show_path(path)}: {exc.strerror or exc}", severity="error")
+            return
+        self.notify(f"Wrote {self.context.show_path(path)}. Edit it (i or e), then grade it (g).", title="Starter file")
+        self.refresh_file_line()
+
+    def kept(self, path: Path) -> None:
+        self.notify(f"Kept {self.context.show_path(path)}; it is the file quizapp grades.")
+        self.refresh_file_line()
+
+    def _need_file(self) -> bool:
+        if self.path.is_file():
+            return True
+        self.notify(f"There is no {self.label} yet. Press c to create it from the starter.", severity="warning")
+        return False
+
+    def action_edit_here(self) -> None:
+        from quizapp.tui.screens.editor import EditorScreen
+
+        if not self._need_file():
+            return
+        try:
+            screen = EditorScreen(self.path, self.label)
+        except (OSError, UnicodeDecodeError) as exc:
+            self.notify(f"Could not read {self.label}: {exc}", severity="error")
+            return
+        self.app.push_screen(screen, lambda saved: self.refresh_file_line())
+
+    def action_editor(self) -> None:
+        if not self._need_file():
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self.notify("Set $EDITOR (for example `export EDITOR=nano`), or press i to edit here.",
+                        title="No editor set", severity="warning")
+            return
+        try:
+            with self.app.suspend():
+                subprocess.run([*shlex.split(editor), str(self.path)], check=False)
+        except SuspendNotSupported:
+            self.notify("This terminal cannot hand over to an editor; press i to edit here.", severity="warning")
+        except OSError as exc:
+            self.notify(f"Could not run {editor}: {exc.strerror or exc}", severity="error")
+        self.refresh_file_line()
+
+    # -- grading ----------------------------------------------------------------------------
+
+    def action_grade(self) -> None:
+        if self.grading or not self._need_file():
+            return
+        self.grading = True
+        self.results.begin(self.label)
+        self.action_tab("results")
+        self.refresh_bindings()
+        self.grade(grade_command(self.context.grader_cmd, self.path, self.exercise.id))
+
+    @property
+    def results(self) -> GradeResults:
+        return self.query_one("#grade-results", GradeResults)
+
+    @work(exclusive=True, group="grade", exit_on_error=False)
+    async def grade(self, command: list[str]) -> None:
+        await run_grader(command, self.post_message, cwd=self.context.work_dir)
+
+    def action_cancel(self) -> None:
+        self.workers.cancel_group(self, "grade")
+
+    @on(GradeStarted)
+    def _started(self, message: GradeStarted) -> None:
+        self.results.started(message.device, message.torch, message.checks)
+
+    @on(CheckFinished)
+    def _check(self, message: CheckFinished) -> None:
+        self.results.check_done(message.check)
+
+    @on(GradeFinished)
+    def _finished(self, message: GradeFinished) -> None:
+        self.results.finished(message.report)
+        if message.report.get("status") == "pass":
+            self.passed_now = True
+            self.notify("Every check passed. Press v to compare with the reference solution.", title="Passed")
+
+    @on(GradeFailed)
+    def _failed(self, message: GradeFailed) -> None:
+        self.results.failed(message.reason)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "grade" or not event.worker.is_finished:
+            return
+        if event.state == WorkerState.CANCELLED:
+            self.results.cancelled()
+        elif event.state == WorkerState.ERROR:
+            self.results.failed(f"Grading failed inside quizapp: {event.worker.error}")
+        self.grading = False
+        self.refresh_file_line()  # the grader recorded the grade in the store

@@ -1,0 +1,73 @@
+"""The coding exercises: a table with each one's status and best result."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from quizapp.study.stats import exercise_stats
+from quizapp.tui.context import StudyContext
+from quizapp.tui.messages import ExerciseRequested
+from quizapp.tui.widgets.bars import best_result, exercise_status, stars
+
+
+class ExercisesScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "open", "Open", id="open", priority=True, tooltip="Open the highlighted exercise"),
+        Binding("escape,q", "app.pop_screen", "Back", id="back", tooltip="Back to the home screen"),
+    ]
+
+    def __init__(self, context: StudyContext) -> None:
+        super().__init__()
+        self.context = context
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Exercises: write a training technique, then let the grader check what it does",
+                     classes="section-title")
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="exercises")
+        yield Static(id="no-exercises")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#exercises", DataTable)
+        # Status first: a long title is what gets clipped on a narrow terminal.
+        table.add_column("status", key="status", width=16)
+        table.add_column("best", key="best", width=12)
+        table.add_column("level", key="level", width=5)
+        table.add_column("exercise", key="title")
+        table.add_column("topic", key="topic")
+        self.refresh_rows()
+        table.focus()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_rows()
+
+    def refresh_rows(self) -> None:
+        table = self.query_one("#exercises", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        stats = {e.exercise_id: e for e in exercise_stats(self.context.store, tuple(self.context.catalog))}
+        for ex in self.context.catalog.values():
+            s = stats.get(ex.id)
+            table.add_row(exercise_status(s), best_result(s), stars(ex.difficulty), ex.title, ex.topic, key=ex.id)
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1))
+        empty = self.query_one("#no-exercises", Static)
+        empty.display = not self.context.catalog
+        empty.update(self.context.catalog_error or "No exercises were found in this installation.")
+
+    @on(DataTable.RowSelected, "#exercises")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.post_message(ExerciseRequested(event.row_key.value))
+
+    def action_open(self) -> None:
+        table = self.query_one("#exercises", DataTable)
+        if table.row_count:
+            self.post_message(ExerciseRequested(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self.context.catalog) if action == "open" else True

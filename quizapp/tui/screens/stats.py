@@ -1,0 +1,102 @@
+"""Stats: activity per day as charts, a per-topic table, and the history of grades."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+
+from quizapp.study.stats import Stats
+from quizapp.tui.context import StudyContext
+from quizapp.tui.widgets.bars import bar, percent
+from quizapp.tui.widgets.charts import DailyChart
+from quizapp.tui.widgets.results import status_text
+
+CHART_DAYS = 14
+
+
+def last_days(today: date, days: int = CHART_DAYS) -> list[date]:
+    return [today - timedelta(days=n) for n in range(days - 1, -1, -1)]
+
+
+class StatsScreen(Screen):
+    BINDINGS = [
+        Binding("a", "tab('activity')", "Activity", id="activity", tooltip="Reviews and accuracy per day"),
+        Binding("t", "tab('topics')", "Topics", id="topics", tooltip="Progress per topic"),
+        Binding("x", "tab('history')", "Exercises", id="history", tooltip="Every grade of every exercise"),
+        Binding("escape,q", "app.pop_screen", "Back", id="back", tooltip="Back to the home screen"),
+    ]
+
+    def __init__(self, context: StudyContext) -> None:
+        super().__init__()
+        self.context = context
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="stats-summary")
+        with TabbedContent(id="stats-tabs"):
+            with TabPane("Activity", id="activity"):
+                with Vertical():
+                    yield DailyChart(id="reviews-chart")
+                    yield DailyChart(id="accuracy-chart")
+            with TabPane("Topics", id="topics"):
+                yield DataTable(cursor_type="row", zebra_stripes=True, id="topic-table")
+            with TabPane("Exercises", id="history"):
+                yield DataTable(cursor_type="row", zebra_stripes=True, id="grade-table")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        stats = self.context.stats()
+        self._summary(stats)
+        self._charts(stats)
+        self._topics(stats)
+        self._history()
+
+    def action_tab(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+
+    def _summary(self, stats: Stats) -> None:
+        passed = sum(1 for e in stats.exercises if e.passed)
+        self.query_one("#stats-summary", Static).update(Text.assemble(
+            ("Streak ", "bold"), f"{stats.streak_days} d   ", ("Answers ", "bold"), f"{stats.attempts}   ",
+            ("Right ", "bold"), f"{percent(stats.accuracy)}   ", ("Due ", "bold"), f"{stats.due}   ",
+            ("Exercises passed ", "bold"), f"{passed}/{len(stats.exercises)}",
+        ))
+
+    def _charts(self, stats: Stats) -> None:
+        days = last_days(self.context.now().astimezone().date())
+        answers = {d: stats.reviews_per_day.get(d, 0) for d in days}
+        self.query_one("#reviews-chart", DailyChart).show_days(f"Answers per day (last {CHART_DAYS} days)", days, answers)
+        accuracy = {d: v * 100 for d, v in stats.accuracy_per_day.items() if d in days}
+        self.query_one("#accuracy-chart", DailyChart).show_days(
+            "Right answers, % per day" + ("" if accuracy else ": no checked answers yet"), days, accuracy,
+            kind="line", ylim=(0, 100))
+
+    def _topics(self, stats: Stats) -> None:
+        table = self.query_one("#topic-table", DataTable)
+        # Figures first, the title last: a long title is what gets clipped on a narrow terminal.
+        table.add_column("mastery")
+        for name in ("seen", "answers", "right", "due"):
+            table.add_column(name, key=name)
+        table.add_column("topic")
+        for t in stats.topics:
+            table.add_row(Text.assemble(bar(t.mastery, 12), f" {t.mastery:>4.0%}"), f"{t.seen}/{t.questions}",
+                          str(t.attempts), percent(t.accuracy), str(t.due), t.title, key=t.slug)
+
+    def _history(self) -> None:
+        table = self.query_one("#grade-table", DataTable)
+        for name in ("when", "result", "checks", "device", "time", "exercise"):
+            table.add_column(name, key=name)
+        titles = {ex.id: ex.title for ex in self.context.catalog.values()}
+        for grade in reversed(self.context.store.grades()):
+            when = datetime.fromisoformat(grade.graded_at).astimezone().strftime("%Y-%m-%d %H:%M")
+            table.add_row(when, status_text(grade.status), f"{grade.checks_passed}/{grade.checks_total}",
+                          grade.device or "-", "-" if grade.duration_s is None else f"{grade.duration_s:.1f} s",
+                          titles.get(grade.exercise_id, grade.exercise_id))
+        if not table.row_count:
+            table.add_row("-", "", "", "", "", "No grades yet: open an exercise and press g")

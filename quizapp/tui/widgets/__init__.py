@@ -1,0 +1,1 @@
+"""Widgets the screens share; each carries its own DEFAULT_CSS."""

@@ -1,0 +1,185 @@
+"""Exercise flows: create the starter file, edit it, grade it with a fake grader, cancel a grade."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from textual.widgets import Static
+
+from quizapp.study.store import Store
+from quizapp.tui.screens.dialogs import ConfirmScreen
+from quizapp.tui.screens.editor import EditorScreen
+from quizapp.tui.screens.exercise import ExerciseScreen
+from quizapp.tui.widgets.charts import CurvePlot
+from quizapp.tui.widgets.results import GradeResults
+from tuihelp import DATA, SIZE, settle
+
+STARTER = (DATA / "exercises" / "scaled_loop" / "starter.py").read_text()
+
+
+async def open_exercise(pilot) -> ExerciseScreen:
+    await pilot.press("x", "enter")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, ExerciseScreen)
+    return pilot.app.screen
+
+
+def cell_texts(results: GradeResults) -> list[tuple[str, str]]:
+    table = results.table
+    return [(str(table.get_row_at(i)[0]), str(table.get_row_at(i)[1])) for i in range(table.row_count)]
+
+
+async def test_create_then_grade_shows_results_curves_and_the_reference(make_app, work_dir):
+    app = make_app("pass")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_exercise(pilot)
+        await pilot.press("c", "enter")  # the path dialog, prefilled with ./scaled_loop.py
+        await pilot.pause()
+        assert (work_dir / "scaled_loop.py").read_text() == STARTER
+        await pilot.press("g")
+        await settle(pilot)
+        results = screen.query_one(GradeResults)
+        assert cell_texts(results) == [("✔ pass", "Runs and returns a loss per epoch"),
+                                       ("✔ pass", "Backward runs on the scaled loss"),
+                                       ("✔ pass", "Epoch losses match the reference")]
+        assert "3/3 checks passed" in str(results.query_one("#grade-status").render())
+        assert screen.query_one(CurvePlot).has_class("-shown")
+        assert "last grade: pass 3/3" in str(screen.query_one("#file-line").render())
+        await pilot.press("v")
+        await pilot.pause()
+        assert "return [0.5, 0.25]" in screen.query_one("#reference", Static).content.code
+    with Store.open() as store:  # recorded once, by the grader, not again by the app
+        assert [(g.exercise_id, g.status) for g in store.grades()] == [("scaled_loop", "pass")]
+
+
+async def test_a_failing_check_shows_its_message(make_app, work_dir):
+    (work_dir / "scaled_loop.py").write_text(STARTER)
+    app = make_app("fail")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_exercise(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        results = screen.query_one(GradeResults)
+        assert cell_texts(results)[1] == ("✘ fail", "Backward runs on the scaled loss")
+        assert results.table.cursor_row == 1  # the first check that failed, with its message below
+        assert "expected backward on loss x 65536" in str(results.query_one("#check-detail").render())
+        assert screen.check_action("solution", ()) is None  # no reference before a pass
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A killed child that is not reaped yet is a zombie: dead for our purpose.
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().split(")")[-1].split()[0] != "Z"
+
+
+async def test_cancel_kills_the_grader_and_its_children(make_app, work_dir, tmp_path, monkeypatch):
+    pids_file = tmp_path / "pids"
+    monkeypatch.setenv("FAKE_GRADER_PIDS", str(pids_file))
+    (work_dir / "scaled_loop.py").write_text(STARTER)
+    app = make_app("slow")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_exercise(pilot)
+        await pilot.press("g")
+        deadline = time.monotonic() + 20
+        while not (pids_file.exists() and pids_file.read_text().endswith("\n")) and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        pids = [int(p) for p in pids_file.read_text().split()]
+        assert screen.grading and all(alive(p) for p in pids)
+        await pilot.press("down")  # the UI answers while the grader runs
+        await pilot.press("x")
+        await settle(pilot)
+        assert not screen.grading
+        assert "cancelled" in str(screen.query_one("#grade-status").render())
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
+
+
+async def test_a_crashing_or_missing_grader_is_an_error_in_the_results_pane(make_app, work_dir):
+    (work_dir / "scaled_loop.py").write_text(STARTER)
+    app = make_app("crash")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_exercise(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        status = str(screen.query_one("#grade-status").render())
+        assert "ended without a report (exit code 1)" in status
+        assert "RuntimeError: the grader fell over" in status
+        app.context.grader_cmd = [str(work_dir / "no-such-grader")]
+        await pilot.press("g")
+        await settle(pilot)
+        assert "Could not start the grader" in str(screen.query_one("#grade-status").render())
+
+
+async def test_create_asks_before_overwriting_and_keeps_the_file_on_no(make_app, work_dir):
+    mine = work_dir / "scaled_loop.py"
+    mine.write_text("my work\n")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_exercise(pilot)
+        await pilot.press("c", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert mine.read_text() == "my work\n"
+        await pilot.press("c", "enter", "y")
+        await pilot.pause()
+        assert mine.read_text() == STARTER
+
+
+async def test_edit_in_the_app_and_save(make_app, work_dir):
+    mine = work_dir / "scaled_loop.py"
+    mine.write_text(STARTER)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_exercise(pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, EditorScreen)
+        await pilot.press(*"# done", "enter", "ctrl+s", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ExerciseScreen)
+    assert mine.read_text() == "# done\n" + STARTER
+
+
+async def test_unsaved_edits_are_not_dropped_without_asking(make_app, work_dir):
+    mine = work_dir / "scaled_loop.py"
+    mine.write_text(STARTER)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_exercise(pilot)
+        await pilot.press("i", "x", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # keep editing
+        await pilot.pause()
+        assert isinstance(app.screen, EditorScreen)
+    assert mine.read_text() == STARTER
+
+
+async def test_hints_come_one_at_a_time_and_a_missing_editor_is_explained(make_app, work_dir, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    (work_dir / "scaled_loop.py").write_text(STARTER)
+    app = make_app()
+    notices = []
+    monkeypatch.setattr(app, "notify", lambda message, **kw: notices.append(message))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_exercise(pilot)
+        await pilot.press("h")
+        await pilot.pause()
+        assert len(screen.query(".hint")) == 1
+        await pilot.press("h")
+        await pilot.pause()
+        assert len(screen.query(".hint")) == 2
+        assert screen.check_action("hint", ()) is None  # none left
+        await pilot.press("e")
+        await pilot.pause()
+    assert any("Set $EDITOR" in n for n in notices)

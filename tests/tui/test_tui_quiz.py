@@ -1,0 +1,156 @@
+"""Quiz flows: answer every type of question with the keyboard and find each answer in the store."""
+
+from __future__ import annotations
+
+import json
+
+from quizapp.study.schedule import format_interval, preview
+from quizapp.study.store import Store
+from quizapp.tui.screens.quiz import QuizScreen
+from quizapp.tui.screens.summary import SummaryScreen
+from quizapp.tui.widgets.answers import OrderAnswer
+from quizapp.tui.widgets.rating import RatingBar
+from tuihelp import SIZE
+
+
+def stored_answers():
+    with Store.open() as store:
+        return {row["question_id"]: row for row in store.answers()}
+
+
+async def arrange(pilot, widget: OrderAnswer) -> None:
+    """Put the items in their right order with the keyboard only: ↑↓ to the item, shift+↑ to lift it."""
+    for target in range(len(widget.arrangement)):
+        here = widget.arrangement.index(target)
+        while widget.cursor != here:
+            await pilot.press("down" if widget.cursor < here else "up")
+        for _ in range(here - target):
+            await pilot.press("shift+up")
+
+
+async def answer_right(pilot, screen: QuizScreen) -> None:
+    q = screen.question
+    if q.type == "single":
+        await pilot.press(str(q.answer + 1))
+    elif q.type == "multi":
+        await pilot.press(*(str(i + 1) for i in q.answer))
+    elif q.type == "numeric":
+        await pilot.press(*"65,504")
+    elif q.type == "text":
+        await pilot.press(*q.answer[1])
+    elif q.type == "order":
+        await arrange(pilot, screen.query_one(OrderAnswer))
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_every_type_answered_by_keyboard_is_stored(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("t")
+        await pilot.press("down", "enter")  # the second topic in the picker: Loss scaling
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, QuizScreen)
+        seen = []
+        while isinstance(app.screen, QuizScreen):
+            q = screen.question
+            seen.append(q.type)
+            await answer_right(pilot, screen)
+            bar = screen.query_one(RatingBar)
+            assert bar.selected == 3  # right answers and cards suggest Good
+            await pilot.press("enter")
+            await pilot.pause()
+        assert sorted(seen) == sorted(["single", "multi", "numeric", "text", "order", "card"])
+        assert isinstance(app.screen, SummaryScreen)
+    rows = stored_answers()
+    assert {qid: (row["correct"], row["rating"]) for qid, row in rows.items()} == {
+        "sc-single": (1, 3), "sc-multi": (1, 3), "sc-numeric": (1, 3), "sc-text": (1, 3),
+        "sc-order": (1, 3), "sc-card": (None, 3),
+    }
+    assert json.loads(rows["sc-single"]["response"]) == 1
+    assert json.loads(rows["sc-multi"]["response"]) == [0, 1, 3]
+    assert json.loads(rows["sc-numeric"]["response"]) == "65,504"
+    assert json.loads(rows["sc-text"]["response"]) == "bf16"
+    assert json.loads(rows["sc-order"]["response"]) == [0, 1, 2, 3, 4]
+    assert json.loads(rows["sc-card"]["response"]) is None
+
+
+async def test_wrong_answer_suggests_again_and_the_rating_can_change(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.question.id == "sc-single"
+        await pilot.press("down", "enter")  # the first choice: wrong
+        await pilot.pause()
+        bar = screen.query_one(RatingBar)
+        assert bar.selected == 1
+        assert "The answer: 2. float16" in str(screen.query_one("#verdict").render())
+        await pilot.press("right", "enter")
+        await pilot.pause()
+        assert screen.question.id != "sc-single"
+    row = stored_answers()["sc-single"]
+    assert (row["correct"], row["rating"], json.loads(row["response"])) == (0, 2, 0)
+
+
+async def test_rating_buttons_show_the_interval_each_rating_gives(make_app):
+    from tuihelp import NOW
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "2", "enter")
+        await pilot.pause()
+        labels = [str(button.label) for button in app.screen.query("RatingBar Button")]
+    intervals = preview(None, NOW)
+    assert labels == [f"{r} {name} {format_interval(intervals[r])}"
+                      for r, name in ((1, "Again"), (2, "Hard"), (3, "Good"), (4, "Easy"))]
+
+
+async def test_number_key_rates_at_once_and_empty_answers_are_refused(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "enter")  # nothing picked: refused, nothing stored
+        await pilot.pause()
+        screen = app.screen
+        assert screen.pending is None and screen.question.id == "sc-single"
+        await pilot.press("2", "enter", "4")
+        await pilot.pause()
+        assert screen.question.id != "sc-single"
+    assert stored_answers()["sc-single"]["rating"] == 4
+
+
+async def test_a_card_reveals_the_model_answer_and_is_self_rated(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(QuizScreen(app.context, [app.context.bank.questions["sc-card"]], "Cards"))
+        await pilot.pause()
+        screen = app.screen
+        assert not screen.query("#explanation")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.query_one("#verdict").render().plain == "Model answer"
+        assert screen.query("#explanation")
+        await pilot.press("1")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+    row = stored_answers()["sc-card"]
+    assert (row["correct"], row["rating"]) == (None, 1)
+
+
+async def test_leaving_or_quitting_before_rating_still_saves_the_answer(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "2", "enter", "escape")  # answered, not rated, session ended
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+        await pilot.press("enter", "r")  # home, then a new session: sc-single is not due, sc-multi comes first
+        await pilot.pause()
+        assert app.screen.question.id == "sc-multi"
+        await pilot.press("1", "2", "enter")  # wrong: Again is selected, then the app quits
+        await pilot.pause()
+        app.exit()
+    rows = stored_answers()
+    assert (rows["sc-single"]["rating"], rows["sc-single"]["correct"]) == (3, 1)
+    assert (rows["sc-multi"]["rating"], rows["sc-multi"]["correct"]) == (1, 0)

@@ -1,0 +1,25 @@
+"""Shared by the TUI tests: the test data, the fixed clock, and small Pilot helpers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from quizapp.bank import Bank, load_bank, pack_files
+
+DATA = Path(__file__).parent / "data"
+FAKE_GRADER = Path(__file__).parent / "fake_grader.py"
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+SIZE = (100, 32)
+SMALL = (80, 24)
+
+
+async def settle(pilot) -> None:
+    """Let workers finish and the screen catch up."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def pack_bank() -> Bank:
+    """The test pack: two small topics, every question type."""
+    return load_bank(pack_files([DATA / "questions"]))
