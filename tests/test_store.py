@@ -9,8 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from quizapp.grading import instrument
-from quizapp.grading.harness import Checks, Required, fail, fmt, max_param_diff
+from quizapp.grading.harness import Checks, Required, fail, max_param_diff
 from quizapp.grading.instrument import LOG
 
 IN, HIDDEN, OUT = 6, 12, 3

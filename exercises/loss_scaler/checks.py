@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, close, expect_sequence_close, fail, fmt
+from quizapp.grading.harness import Checks, Required, close, fail, fmt
 
 # Scales here are powers of two (or exact multiples of them), so unscaling is exact and GradScaler's
 # float32 scale equals a Python float one bit for bit; 1e-6 only allows for a learner keeping the

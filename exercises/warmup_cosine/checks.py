@@ -108,7 +108,7 @@ def schedule_formula(ctx):
             expected = contract(s, warmup, total, ratio)
             hint = ""
             if s < warmup and s + 1 <= warmup and close(seen[s], (s + 1) / warmup, RTOL, ATOL):
-                hint = f"; that is (s + 1) / warmup_steps: the ramp is one step ahead, m(s) = s / warmup_steps"
+                hint = "; that is (s + 1) / warmup_steps: the ramp is one step ahead, m(s) = s / warmup_steps"
             expect_step(args_text(warmup, total, ratio), s, expected, seen[s], BASE_LR, hint)
 
 
@@ -135,8 +135,8 @@ def floor_past_end(ctx):
         for s in range(total + 1, len(seen)):
             if not close(seen[s], ratio, RTOL, ATOL):
                 rises = seen[s] > ratio and any(seen[t] > seen[t - 1] for t in range(total + 1, s + 1))
-                extra = (f"; the lr is rising again past total_steps, which is what the transformers-style "
-                         f"schedule does (cos(pi * p) climbs back up once p > 1): hold min_lr_ratio instead"
+                extra = ("; the lr is rising again past total_steps, which is what the transformers-style "
+                         "schedule does (cos(pi * p) climbs back up once p > 1): hold min_lr_ratio instead"
                          if rises else "")
                 expect_step(f"{args_text(warmup, total, ratio)}, past the end", s, ratio, seen[s], BASE_LR, extra)
 

@@ -181,12 +181,11 @@ class FileValidator:
             allowed |= set(required) | set(optional)
         else:
             allowed = ALL_QUESTION_KEYS  # the type is wrong: do not also flag every other key
-        label = f"question '{qtype}'" if qtype in TYPE_KEYS else "a question"
         keys = self.mapping(node, f"a {qtype} question" if qtype in TYPE_KEYS else "a question", allowed)
         if keys is None:
             return None
         ident = self.slug(keys["id"][1], "id") if "id" in keys else None
-        where = f"question '{ident}'" if ident else label
+        where = f"question '{ident}'" if ident else "a question"
         required = COMMON_REQUIRED + (TYPE_KEYS[qtype][0] if qtype in TYPE_KEYS else ())
         for key in required:
             if key not in keys:

@@ -33,8 +33,6 @@ def start(exercise_id: str, path: Path | None, force: bool) -> int:
 
 
 def hint(exercise_id: str, number: int | None) -> int:
-    from quizapp.study.store import Store, StoreError
-
     exercise = exercise_or_exit(exercise_id)
     if number == 0:
         click.echo(exercise.statement)

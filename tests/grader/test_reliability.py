@@ -4,7 +4,6 @@ traceback, never a leftover process."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
