@@ -176,3 +176,34 @@ def test_sigkill_mid_session_loses_only_the_uncommitted_answer(quizapp_home):
     with Store.open() as store:
         ids = [r["question_id"] for r in store.answers()]
     assert ids == [f"q{i}" for i in range(5)]
+
+
+def hold_exclusive_lock(db):
+    """Another connection holding the write lock on a file that is not in WAL mode yet."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE IF NOT EXISTS t (x)")
+    other.execute("BEGIN EXCLUSIVE")
+    return other
+
+
+def test_a_lock_held_a_moment_is_waited_out(quizapp_home):
+    import threading
+
+    other = hold_exclusive_lock(quizapp_home / "progress.sqlite3")
+    threading.Timer(0.5, lambda: other.execute("COMMIT")).start()
+    with Store.open() as store:  # "database is locked" at once while switching to WAL: retried
+        assert store.schema_version == SCHEMA_VERSION
+    other.close()
+
+
+def test_a_lock_that_stays_is_busy_not_corrupt(quizapp_home, monkeypatch):
+    import quizapp.study.store as store_module
+
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.5)
+    other = hold_exclusive_lock(quizapp_home / "progress.sqlite3")
+    with pytest.raises(StoreError) as err:
+        Store.open()
+    other.execute("COMMIT")
+    other.close()
+    assert "stayed locked by another process" in str(err.value) and "corrupt" not in str(err.value)

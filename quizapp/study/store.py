@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -59,13 +60,27 @@ class Store:
         path = Path(path) if path is not None else paths.db_path()
         _refuse_foreign_file(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(path, f"cannot open the progress database: {exc}") from None
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                return cls._connect(path)
+            except sqlite3.OperationalError as exc:
+                # Switching a new file to WAL can answer "locked" at once, without waiting on the
+                # busy handler, while another process does the same: that is busy, not corrupt.
+                if not _is_busy(exc):
+                    raise StoreError(path, f"cannot open the progress database: {exc}") from None
+                if time.monotonic() > deadline:
+                    raise StoreError(path, f"the progress database stayed locked by another process for "
+                                           f"{BUSY_TIMEOUT_S:g} s") from None
+                time.sleep(0.05)
+
+    @classmethod
+    def _connect(cls, path: Path) -> "Store":
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             # quick_check reads every page: a damaged file is caught here, not half-way through a session.
@@ -73,6 +88,11 @@ class Store:
                 raise sqlite3.DatabaseError("integrity check failed")
             store = cls(conn, path)
             store._migrate()
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if _is_busy(exc):
+                raise
+            raise StoreError(path, f"the progress database is corrupt or not a database ({exc})") from None
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(path, f"the progress database is corrupt or not a database ({exc})") from None
@@ -196,6 +216,11 @@ class Store:
         """Every moment of study (answers and grades), as ISO UTC strings."""
         rows = self.conn.execute("SELECT answered_at FROM answers UNION ALL SELECT graded_at FROM grades")
         return [r[0] for r in rows]
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
 
 def _statements(script: str) -> list[str]:
