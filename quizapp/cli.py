@@ -51,6 +51,16 @@ def list_() -> None:
 
 
 @cli.command()
+@click.option("--topic", metavar="SLUG", help="Only this topic (see `quizapp list`).")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Questions in the session.")
+def review(topic: str | None, limit: int) -> None:
+    """Study in the terminal: due cards first, then new questions."""
+    from quizapp.commands.review import run
+
+    sys.exit(run(topic, limit))
+
+
+@cli.command()
 def stats() -> None:
     """Print your self-study progress."""
     from quizapp.commands.stats import run

@@ -1,0 +1,124 @@
+"""`quizapp review`: study due and new questions in the terminal, without the TUI."""
+
+from __future__ import annotations
+
+import random
+import string
+import time
+
+import click
+from rich.console import Console
+from rich.markdown import Markdown
+
+from quizapp.bank import Question, check_answer
+from quizapp.bank.answers import parse_number
+from quizapp.commands.common import load_bank_reporting, open_store
+from quizapp.study.queue import study_queue
+from quizapp.study.schedule import RATING_NAMES, default_rating, format_interval, preview, record_review
+
+QUIT = "q"
+
+
+class Quit(Exception):
+    """The learner ended the session (q, Ctrl+D or Ctrl+C)."""
+
+
+def ask(text: str, default: str | None = None) -> str:
+    try:
+        reply = click.prompt(text, default=default, show_default=default is not None, prompt_suffix=": ")
+    except click.Abort:
+        raise Quit from None
+    if reply.strip().lower() == QUIT:
+        raise Quit
+    return reply
+
+
+def read_answer(q: Question, console: Console):
+    """Prompt until the reply can be checked; returns the response in check_answer's terms."""
+    if q.type in ("single", "multi"):
+        for i, choice in enumerate(q.choices, 1):
+            console.print(f"  [bold]{i}.[/] {choice}", highlight=False)
+        many = q.type == "multi"
+        while True:
+            reply = ask("Your answers (numbers, e.g. 1 3)" if many else "Your answer (number)")
+            parts = reply.replace(",", " ").split()
+            if parts and all(p.isdigit() and 1 <= int(p) <= len(q.choices) for p in parts) and (many or len(parts) == 1):
+                picks = [int(p) - 1 for p in parts]
+                return picks if many else picks[0]
+            console.print(f"[yellow]Type {'numbers' if many else 'a number'} from 1 to {len(q.choices)}.[/]")
+    if q.type == "numeric":
+        while True:
+            reply = ask("Your answer (a number)")
+            if parse_number(reply) is not None:
+                return reply
+            console.print("[yellow]That is not a number (65504, 6.1e-5, 2^-14 and 1/3 all work).[/]")
+    if q.type == "text":
+        return ask("Your answer")
+    if q.type == "order":
+        shown = list(range(len(q.items)))
+        random.shuffle(shown)
+        letters = string.ascii_uppercase[: len(shown)]
+        for letter, index in zip(letters, shown):
+            console.print(f"  [bold]{letter}.[/] {q.items[index]}", highlight=False)
+        while True:
+            reply = "".join(ask(f"Their right order, as letters (e.g. {letters[::-1]})").upper().split())
+            if sorted(reply) == sorted(letters):
+                return [shown[letters.index(ch)] for ch in reply]
+            console.print(f"[yellow]Use each of the letters {letters} once.[/]")
+    ask("Answer in your head (or type it), then press Enter for the model answer", default="")
+    return None
+
+
+def read_rating(suggested: int, card_json: str | None) -> int:
+    shown = "  ".join(f"{r} {name} ({format_interval(d)})" for (r, name), d in
+                      zip(RATING_NAMES.items(), preview(card_json).values()))
+    click.echo(shown)
+    while True:
+        reply = ask("Rating", default=str(suggested)).strip()
+        if reply in {"1", "2", "3", "4"}:
+            return int(reply)
+        click.echo("Type 1, 2, 3 or 4 (Enter keeps the suggestion).")
+
+
+def run(topic: str | None, limit: int) -> int:
+    store = open_store()
+    if store is None:
+        return 1
+    console = Console(highlight=False)
+    with store:
+        bank = load_bank_reporting()
+        if topic is not None and topic not in bank.topics:
+            raise click.UsageError(f"no topic '{topic}' (topics: {', '.join(bank.topics)})")
+        queue = study_queue(bank, store, topic=topic, limit=limit)
+        if not queue:
+            console.print("Nothing is due and every question has been seen. Come back later.")
+            return 0
+        console.print(f"{len(queue)} question(s). Type q (or Ctrl+D) at any prompt to stop; every answer is saved.")
+        done, right, checked = 0, 0, 0
+        try:
+            for n, q in enumerate(queue, 1):
+                console.rule(f"{n}/{len(queue)} · {bank.topics[q.topic].title} · {q.type} · difficulty {q.difficulty}")
+                console.print(Markdown(q.prompt))
+                started = time.monotonic()
+                response = read_answer(q, console)
+                verdict = check_answer(q, response)
+                if verdict.correct is True:
+                    console.print("[bold green]✔ Right[/]")
+                elif verdict.correct is False:
+                    console.print(f"[bold red]✘ Not quite.[/] The answer: {verdict.expected}")
+                console.print(Markdown(q.explanation))
+                rating = read_rating(default_rating(verdict.correct), store.card_json(q.id))
+                due = record_review(store, q, rating=rating, correct=verdict.correct, response=response,
+                                    duration_ms=int((time.monotonic() - started) * 1000))
+                done += 1
+                if verdict.correct is not None:
+                    checked += 1
+                    right += verdict.correct
+                console.print(f"[dim]Saved; next review {due.astimezone():%Y-%m-%d %H:%M}.[/]")
+        except Quit:
+            console.print()
+        summary = f"Answered {done} of {len(queue)}"
+        if checked:
+            summary += f"; {right} of {checked} checked answers right ({right / checked:.0%})"
+        console.print(summary + ".")
+    return 0

@@ -1,0 +1,73 @@
+"""`quizapp review`: a study session in the terminal, every answer saved as it is rated."""
+
+from __future__ import annotations
+
+import random
+
+from click.testing import CliRunner
+
+from quizapp.cli import cli
+from quizapp.study.store import Store
+
+from test_bank_validation import GOOD
+
+
+def review(stdin: str, *args: str):
+    random.seed(0)  # order questions are shown shuffled
+    return CliRunner().invoke(cli, ["review", "--topic", "demo", *args], input=stdin, catch_exceptions=False)
+
+
+def stored() -> dict[str, tuple]:
+    with Store.open() as store:
+        return {r["question_id"]: (r["correct"], r["rating"]) for r in store.answers()}
+
+
+def test_a_session_over_every_type(write_pack, quizapp_home, monkeypatch):
+    write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
+    # Order of the queue: difficulty 1 (single, text), 2 (multi, numeric), 3 (order, card).
+    monkeypatch.setattr(random, "shuffle", lambda items: items.reverse())  # order items shown E D C B A
+    answers = [
+        "3", "",            # single: right; Enter keeps the suggested rating (Good)
+        "BF16", "4",        # text: right whatever the case; rated Easy
+        "1 2", "",          # multi: wrong (answer is 1 and 3); suggested Again
+        "65,504", "",       # numeric: right with a thousands separator
+        "EDCBA", "",        # order: the reversed display read back in the right order
+        "", "2",            # card: reveal, then rate Hard
+    ]
+    result = review("\n".join(answers) + "\n", "--limit", "6")
+    assert result.exit_code == 0, result.output
+    assert stored() == {
+        "demo-single": (1, 3), "demo-text": (1, 4), "demo-multi": (0, 1),
+        "demo-numeric": (1, 3), "demo-order": (1, 3), "demo-card": (None, 2),
+    }
+    assert "Answered 6 of 6; 4 of 5 checked answers right (80%)." in result.output
+    assert "The answer: 1. a; 3. c" in result.output
+
+
+def test_bad_input_is_asked_again_and_q_stops_with_answers_kept(write_pack, quizapp_home):
+    write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
+    result = review("seven\n9\n3\n\nq\n")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Type a number from 1 to 3.") == 2
+    assert stored() == {"demo-single": (1, 3)}
+    assert "Answered 1 of 6" in result.output
+
+
+def test_end_of_input_ends_the_session(write_pack, quizapp_home):
+    write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
+    result = review("")
+    assert result.exit_code == 0 and "Answered 0 of 6" in result.output
+
+
+def test_nothing_to_study(write_pack, quizapp_home, monkeypatch):
+    write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
+    monkeypatch.setattr(random, "shuffle", lambda items: items.reverse())
+    first = review("3\n\nbf16\n\n1 3\n\n65504\n\nEDCBA\n\n\n\n", "--limit", "6")
+    assert "Answered 6 of 6" in first.output
+    result = review("")  # every card is now scheduled in the future, and none is new
+    assert "Nothing is due" in result.output
+
+
+def test_unknown_topic_is_a_usage_error():
+    result = CliRunner().invoke(cli, ["review", "--topic", "nope"])
+    assert result.exit_code == 2 and "no topic 'nope'" in result.output
