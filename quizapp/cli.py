@@ -79,6 +79,13 @@ def start(exercise_id: str, path: Path | None, force: bool) -> None:
     sys.exit(run(exercise_id, path, force))
 
 
+def _check_timeout(ctx, param, value: float) -> float:
+    # A range type alone lets NaN through (every comparison with NaN is false): no timeout at all.
+    if not (1 <= value <= 86400):
+        raise click.BadParameter(f"{value} is not a number of seconds from 1 to 86400")
+    return value
+
+
 @cli.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--exercise", "exercise", metavar="ID", help="Which exercise FILE solves (default: its marker comment).")
@@ -86,8 +93,8 @@ def start(exercise_id: str, path: Path | None, force: bool) -> None:
               help="auto: CUDA when available, else CPU.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (schema 1).")
 @click.option("--events", is_flag=True, help="Print JSON lines as checks finish, then the report.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="S",
-              help="Wall-clock limit for the solution, in seconds.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, metavar="S", callback=_check_timeout,
+              help="Wall-clock limit for the solution, in seconds (1 to 86400).")
 def grade(file: Path, exercise: str | None, device: str, as_json: bool, events: bool, timeout: float) -> None:
     """Grade a solution FILE: run it in a child process and check what it does."""
     from quizapp.commands.grade import run

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
+import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
+from quizapp import paths
 from quizapp.catalog import load_catalog
 from quizapp.grading.resolve import UsageError, resolve_exercise
 from quizapp.grading.result import GradeReport
@@ -38,14 +40,16 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
     with cancel_on_signals(cancel):
         report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
                        on_event=print_event if events else None, cancel=cancel)
+    report.file = str(file)  # as the learner named it
     if cancel.is_set():
         # A cancelled attempt says nothing about the solution: it is not recorded.
-        click.echo("quizapp grade: cancelled; the solution's processes were stopped", err=True)
+        report.status, report.message = "error", "cancelled; the solution's processes were stopped"
+        if as_json:
+            click.echo(json.dumps(report.to_json()))
+        click.echo(f"quizapp grade: {report.message}", err=True)
         return 1
-    report.file = str(file)  # as the learner named it
     if report.status == "usage":
         return usage_exit(file, exercise_id, report.message, as_json or events, events)
-    saved = record(report, file)
     if events:
         click.echo(json.dumps({"event": "report", "report": report.to_json()}))
     elif as_json:
@@ -54,6 +58,7 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
         from quizapp.grading.render import print_report
 
         print_report(report, catalog[exercise_id])
+    saved = record(report, file)  # after printing: a store problem never hides the result
     if saved is not None:
         click.echo(f"quizapp: the result was not saved: {saved}", err=True)
     return report.exit_code
@@ -95,4 +100,6 @@ def record(report: GradeReport, file: Path) -> str | None:
                                file_path=str(file.resolve()), file_hash=digest, report=report.to_json())
     except StoreError as exc:
         return str(exc)
+    except (sqlite3.Error, OSError) as exc:  # e.g. another process held the write lock too long
+        return f"{exc} (database: {paths.db_path()})"
     return None

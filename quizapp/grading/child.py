@@ -39,8 +39,11 @@ def describe_exception(exc: BaseException, solution_path: str) -> str:
         return f"the solution called sys.exit({exc.code!r}); a solution must return, not exit"
     if isinstance(exc, KeyboardInterrupt):
         return "the solution raised KeyboardInterrupt"
-    head = f"{type(exc).__name__}: {exc}".strip()
-    frames = learner_frames(exc, solution_path)
+    head = f"{type(exc).__name__}: {safe_str(exc)}".strip()
+    try:
+        frames = learner_frames(exc, solution_path)
+    except Exception:  # noqa: BLE001 - a traceback we cannot read still leaves the message
+        frames = ""
     return head + (f"\n{frames}" if frames else "")
 
 
@@ -130,19 +133,39 @@ def run(args, out: EventWriter) -> None:
              checks=[{"id": c.id, "title": c.title} for c in spec.checks])
     ctx = Context(solution, reference, device, exercise_dir)
     for check in spec.checks:
-        instrument.reset_torch_state()
-        instrument.LOG.reset(device.type)
         ctx.data = {}
         try:
+            instrument.reset_torch_state()
+            instrument.LOG.reset(device.type)
             check.run(ctx)
             status, message = "pass", ""
         except CheckFailed as exc:
-            status, message = "fail", str(exc)
+            status, message = "fail", safe_str(exc)
         except CheckSkipped as exc:
-            status, message = "skip", str(exc)
+            status, message = "skip", safe_str(exc)
         except BaseException as exc:  # noqa: BLE001 - an error in the solution is a check error
             status, message = "error", describe_exception(exc, args.solution)
-        out.emit("check", id=check.id, title=check.title, status=status, message=message, data=ctx.data)
+        out.emit("check", id=check.id, title=check.title, status=status, message=message,
+                 data=finite_only(ctx.data))
+
+
+def safe_str(exc: BaseException) -> str:
+    """str(exc), even when the solution's exception class cannot format itself."""
+    try:
+        return str(exc)
+    except BaseException:  # noqa: BLE001 - a broken __str__ in the learner's exception
+        return f"{type(exc).__name__} (its message could not be shown: its __str__ failed)"
+
+
+def finite_only(value):
+    """NaN and inf become None, so every event line is strict JSON."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, dict):
+        return {k: finite_only(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_only(v) for v in value]
+    return value
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
 def print_report(report: GradeReport, exercise=None, console: Console | None = None) -> None:
     console = console or Console()
     title = exercise.title if exercise else report.exercise
-    console.print(f"[bold]{title}[/]  ({report.file}, device {report.device or '?'}, torch {report.torch or '?'})")
+    console.print(Text.assemble((title, "bold"), f"  ({report.file}, device {report.device or '?'}, "
+                                                 f"torch {report.torch or '?'})"))
     if report.checks:
         table = Table(show_header=True, header_style="bold", expand=False)
         table.add_column("", width=5)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 import quizapp
-from quizapp.grading.result import CheckResult, GradeReport, overall_status
+from quizapp.grading.result import CHECK_STATUSES, CheckResult, GradeReport, overall_status
 
 OUTPUT_CAP = 64 * 1024
 DEFAULT_TIMEOUT_S = 120.0
@@ -76,6 +76,51 @@ class EventFile:
         return events
 
 
+def _become_subreaper() -> bool:
+    """Linux: orphaned descendants re-parent to this process instead of init, so a solution's
+    process that left the group (setsid, a double fork) can still be found and stopped."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        pr_set_child_subreaper = 36
+        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> set[int]:
+    """This process's child processes, read from /proc (empty where there is none)."""
+    me, found = os.getpid(), set()
+    for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc").is_dir() else ():
+        try:
+            ppid = int(entry.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            found.add(int(entry.parent.name))
+    return found
+
+
+def _stop_escaped(before: set[int]) -> None:
+    """Kill and reap children that were not ours before the grade; their own orphans come next."""
+    for _ in range(100):
+        escaped = _children() - before
+        if not escaped:
+            return
+        for pid in escaped:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in escaped:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -102,6 +147,8 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
            "--solution", str(solution), "--device", device, "--results", str(results),
            "--memory-mb", str(memory_mb)]
     state = _RunState(exercise_id, solution, on_event)
+    reaping = _become_subreaper()
+    ours_before = _children() if reaping else set()
     try:
         proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
@@ -123,8 +170,10 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
                 break
             time.sleep(POLL_S)
     finally:
-        _kill_group(proc)  # also reaps anything the solution started
+        _kill_group(proc)  # also stops anything the solution started in its group
         proc.wait()
+        if reaping:
+            _stop_escaped(ours_before)  # and what left the group; it may hold the output pipe open
         collector.join(timeout=5)
     state.feed(events.new_events())
     shutil.rmtree(scratch, ignore_errors=True)
@@ -141,6 +190,17 @@ def _early_end(returncode: int, state: "_RunState") -> str:
         return f"the solution's process was killed by {sig}{hint}{during}"
     return (f"the solution ended the process early (exit code {returncode}){during}, e.g. with os._exit(); "
             "a solution must return, not exit")
+
+
+def _well_formed(event) -> bool:
+    if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+        return False
+    if event["event"] == "check":
+        return (all(isinstance(event.get(k), str) for k in ("id", "title", "message"))
+                and event.get("status") in CHECK_STATUSES and isinstance(event.get("data", {}), dict))
+    if event["event"] == "start":
+        return isinstance(event.get("checks"), list) and all(isinstance(c, dict) for c in event["checks"])
+    return True
 
 
 class _RunState:
@@ -163,6 +223,8 @@ class _RunState:
 
     def feed(self, events: list[dict]) -> None:
         for event in events:
+            if not _well_formed(event):
+                continue  # whatever else reached the file (say, a solution writing to it) is ignored
             kind = event.get("event")
             if kind == "start":
                 self.device, self.torch = event.get("device"), event.get("torch")
@@ -183,11 +245,16 @@ class _RunState:
     def report(self, started: float, cut_short: str | None, output: str) -> GradeReport:
         checks = list(self.checks)
         message = self.error
+        if self.planned and len(checks) < len(self.planned) and cut_short is None:
+            # Announced checks that never reported: never a pass, whatever stopped them.
+            cut_short = self.error or "the grader stopped before every check had run"
         if cut_short is not None:
             # The check that was running when the process died is an error; later ones never ran.
-            if self.current is not None:
-                title = self.planned[len(checks)]["title"]
-                checks.append(CheckResult(self.current, title, "error", cut_short))
+            ran = {c.id for c in checks}
+            missing = [p for p in self.planned if p.get("id") not in ran]
+            for i, planned in enumerate(missing):
+                reason = cut_short if i == 0 else "did not run: an earlier check ended the run"
+                checks.append(CheckResult(str(planned.get("id")), str(planned.get("title")), "error", reason))
             message = cut_short
         if self.usage_error:
             status = "usage"

@@ -59,7 +59,10 @@ class Store:
     def open(cls, path: Path | None = None) -> "Store":
         path = Path(path) if path is not None else paths.db_path()
         _refuse_foreign_file(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(path, f"cannot create the data folder: {exc.strerror or exc}") from None
         deadline = time.monotonic() + BUSY_TIMEOUT_S
         while True:
             try:

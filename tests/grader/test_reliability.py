@@ -4,6 +4,7 @@ traceback, never a leftover process."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -202,18 +203,68 @@ def test_sigterm_cancels_and_stops_the_solution(tmp_path, quizapp_home):
             while True:
                 pass
     """))
-    proc = subprocess.Popen([sys.executable, "-m", "quizapp", "grade", str(solution)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "quizapp", "grade", str(solution), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not pid_file.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert pid_file.exists(), "the solution never started"
     proc.terminate()
-    _, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=30)
     assert proc.returncode == 1 and "cancelled" in err and "Traceback" not in err
+    assert json.loads(out)["status"] == "error"  # --json still prints exactly one object
     time.sleep(0.3)
     assert not running(int(pid_file.read_text()))
     from quizapp.study.store import Store
 
     with Store.open() as store:
         assert store.grades() == []  # a cancelled attempt is not recorded
+
+
+def test_a_process_that_leaves_the_group_is_stopped_too(tmp_path):
+    pid_file = tmp_path / "escaped.pid"
+    solution = tmp_path / "escaper.py"
+    solution.write_text(MARK + textwrap.dedent(f"""
+        import os, subprocess, sys, torch
+        # a new session: the process group kill alone would miss it
+        escaped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+        open({str(pid_file)!r}, "w").write(str(escaped.pid))
+        {SIG.strip()}
+            return [0.0] * epochs
+    """))
+    started = time.monotonic()
+    out = cli(str(solution), "--json")
+    assert out.returncode == 1 and json.loads(out.stdout)["status"] == "fail"
+    assert not running(int(pid_file.read_text()))
+    assert time.monotonic() - started < 60
+
+
+def test_an_exception_that_cannot_format_itself_is_still_reported(tmp_path):
+    solution = tmp_path / "badstr.py"
+    solution.write_text(MARK + "import torch\n\nclass Oops(Exception):\n    def __str__(self):\n        pass\n\n"
+                        + SIG + "    raise Oops()\n")
+    out = cli(str(solution), "--json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 1 and report["status"] == "fail"
+    assert len(report["checks"]) == 14 and {c["status"] for c in report["checks"]} == {"error"}
+    assert "Oops (its message could not be shown" in report["checks"][0]["message"]
+
+
+def test_bracketed_file_names_are_shown_as_written(tmp_path):
+    solution = tmp_path / "sol [draft].py"
+    solution.write_text(REFERENCE)
+    out = cli(str(solution))
+    assert out.returncode == 0, out.stderr
+    assert "sol [draft].py" in out.stdout.replace("\n", "")
+
+
+def test_a_store_that_cannot_be_written_never_hides_the_result(tmp_path):
+    solution = tmp_path / "ok.py"
+    solution.write_text(REFERENCE)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be")
+    env = {**os.environ, "QUIZAPP_HOME": str(blocker)}
+    out = subprocess.run([sys.executable, "-m", "quizapp", "grade", str(solution), "--json"], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 0 and json.loads(out.stdout)["status"] == "pass"
+    assert "the result was not saved" in out.stderr and "Traceback" not in out.stderr
