@@ -15,8 +15,15 @@ SMALL = (80, 24)
 
 
 async def settle(pilot) -> None:
-    """Let workers finish and the screen catch up."""
+    """Let workers finish and the screen catch up.
+
+    A finished worker leaves a chain of messages behind (each check, the report, the worker's
+    state change, then layout and plots); on a loaded machine one pause does not drain it.
+    """
     await pilot.app.workers.wait_for_complete()
+    for _ in range(5):
+        await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
 
