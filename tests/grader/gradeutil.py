@@ -66,3 +66,45 @@ def grade_exercise_files(exercise_dir: Path, buggy_dir: Path) -> None:
     """Grade an exercise's reference, starter and every buggy file up front, two at a time."""
     files = [exercise_dir / "reference.py", exercise_dir / "starter.py", *sorted(buggy_dir.glob("*.py"))]
     grade_many([(str(f),) for f in files])
+
+
+# -- the assertions every exercise's test module makes ----------------------------------------
+
+def assert_reference_passes(exercise_dir: Path, check_ids: list[str]) -> None:
+    code, report = graded(exercise_dir / "reference.py")
+    assert code == 0 and report["status"] == "pass", report
+    assert statuses(report) == {cid: "pass" for cid in check_ids}
+
+
+def assert_starter_fails_cleanly(exercise_dir: Path, check_ids: list[str]) -> dict:
+    """Every check fails or errors with a message, none from the grader itself."""
+    code, report = graded(exercise_dir / "starter.py")
+    assert code == 1 and report["status"] == "fail", report
+    assert [c["id"] for c in report["checks"]] == list(check_ids)
+    for check in report["checks"]:
+        assert check["status"] in ("fail", "error"), check
+        assert check["message"] and "internal grader error" not in check["message"], check
+    assert "NotImplementedError" in report["checks"][0]["message"]
+    return report
+
+
+def assert_every_check_has_a_bug(buggy_dir: Path, must_fail: dict[str, set], check_ids: list[str]) -> None:
+    assert set().union(*must_fail.values()) == set(check_ids)
+    assert {p.stem for p in buggy_dir.glob("*.py")} == set(must_fail)
+
+
+def assert_bug_fails(path: Path, must_fail: set, *, may_also_not_pass: set = frozenset(),
+                     numbers: bool = True) -> None:
+    """The bug's checks fail (with numbers in the message, if asked); every other check passes,
+    except those allowed not to (e.g. a wrong shape that stops a formula from running)."""
+    code, report = graded(path)
+    assert code == 1
+    seen = statuses(report)
+    messages = {c["id"]: c["message"] for c in report["checks"] if c["status"] != "pass"}
+    not_passing = set(messages)
+    assert must_fail <= not_passing <= must_fail | set(may_also_not_pass), messages
+    for cid in must_fail:
+        assert seen[cid] == "fail", messages
+        assert messages[cid] and "internal grader error" not in messages[cid], messages
+        if numbers:
+            assert any(ch.isdigit() for ch in messages[cid]), messages[cid]

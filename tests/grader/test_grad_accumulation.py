@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gradeutil import grade_exercise_files, statuses
-from gradeutil import graded as grade
+from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_reference_passes,
+                       assert_starter_fails_cleanly, grade_exercise_files)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "exercises" / "grad_accumulation"
@@ -42,37 +42,17 @@ def graded_in_parallel():
 
 
 def test_reference_passes():
-    code, report = grade(EXERCISE / "reference.py")
-    assert report["status"] == "pass", report
-    assert code == 0
-    assert statuses(report) == {cid: "pass" for cid in CHECK_IDS}
+    assert_reference_passes(EXERCISE, CHECK_IDS)
 
 
 def test_starter_fails_cleanly():
-    code, report = grade(EXERCISE / "starter.py")
-    assert code == 1
-    assert report["status"] == "fail"
-    assert [c["id"] for c in report["checks"]] == CHECK_IDS
-    for check in report["checks"]:
-        assert check["status"] in ("fail", "error")
-        assert check["message"]
-        assert "internal grader error" not in check["message"]
-    assert "NotImplementedError" in report["checks"][0]["message"]
+    assert_starter_fails_cleanly(EXERCISE, CHECK_IDS)
 
 
-def test_every_check_is_caught_by_some_bug():
-    assert set().union(*BUGS.values()) == set(CHECK_IDS)
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(BUGS)
+def test_every_check_is_failed_by_some_bug():
+    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS)
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_buggy_solution_fails_its_checks(bug):
-    code, report = grade(BUGGY / f"{bug}.py")
-    assert code == 1
-    seen = statuses(report)
-    failed = {cid for cid, status in seen.items() if status != "pass"}
-    assert failed == BUGS[bug], {c["id"]: c["message"] for c in report["checks"] if c["status"] != "pass"}
-    for cid in BUGS[bug]:
-        assert seen[cid] == "fail"
-        message = next(c["message"] for c in report["checks"] if c["id"] == cid)
-        assert any(ch.isdigit() for ch in message), message
+    assert_bug_fails(BUGGY / f"{bug}.py", BUGS[bug])
