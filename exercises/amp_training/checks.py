@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from quizapp.grading import instrument
 from quizapp.grading.harness import Checks, Required, expect_sequence_close, fail, fmt, max_param_diff, rel_diff
 from quizapp.grading.instrument import LOG
+from quizapp.grading.instrument import split_iterations as iterations
 
 EPOCHS = 3
 BATCHES, BATCH = 6, 16
@@ -119,16 +120,6 @@ def float32_losses(ctx) -> list[float]:
         return out
 
     return ctx.cached("float32", go)
-
-
-def iterations(events) -> list[list]:
-    out = []
-    for e in events:
-        if e.kind == "backward":
-            out.append([])
-        if out:
-            out[-1].append(e)
-    return out
 
 
 def as_floats(losses) -> list[float]:

@@ -41,7 +41,8 @@ def hint(exercise_id: str, number: int | None) -> int:
     if number is None:
         # The next hint: one more than the learner has seen, remembered in the data dir.
         seen_file = _hint_file(exercise_id)
-        seen = int(seen_file.read_text()) if seen_file.exists() and seen_file.read_text().strip().isdigit() else 0
+        text = seen_file.read_text().strip() if seen_file.exists() else ""
+        seen = int(text) if text.isdigit() else 0
         number = min(seen + 1, len(hints))
         seen_file.parent.mkdir(parents=True, exist_ok=True)
         seen_file.write_text(str(number))

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from quizapp.commands.common import load_bank_reporting, open_store
-from quizapp.study.stats import compute_stats, exercise_stats
+from quizapp.study.stats import compute_stats
 
 
 def run() -> int:
@@ -19,7 +19,6 @@ def run() -> int:
 
         catalog = load_catalog()
         stats = compute_stats(bank, store, exercise_ids=tuple(catalog))
-        exercises = exercise_stats(store, tuple(catalog))
     console = Console()
     topics = Table(title="Question topics", title_justify="left")
     for name, justify in (("topic", "left"), ("title", "left"), ("questions", "right"),
@@ -32,7 +31,7 @@ def run() -> int:
         table = Table(title="Exercises", title_justify="left")
         for name in ("exercise", "title", "status", "best"):
             table.add_column(name)
-        for row in exercises:
+        for row in stats.exercises:
             info = catalog.get(row.exercise_id)
             status = "passed" if row.passed else ("attempted" if row.attempts else "not started")
             style = {"passed": "green", "attempted": "yellow"}.get(status, "dim")

@@ -80,10 +80,6 @@ class Context:
             raise value
         return value
 
-    @property
-    def on_cuda(self) -> bool:
-        return self.device.type == "cuda"
-
 
 def signature_problem(obj, req: Required) -> str | None:
     """Why the solution's `name` cannot be called as the grader will call it, or None."""

@@ -37,18 +37,20 @@ class EventLog:
     def of(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e.kind in kinds]
 
-    def iterations(self) -> list[list[Event]]:
-        """Events split at each backward: iteration i holds backward i and what follows it."""
-        out: list[list[Event]] = []
-        for event in self.events:
-            if event.kind == "backward":
-                out.append([])
-            if out:
-                out[-1].append(event)
-        return out
 
 
 LOG = EventLog()
+
+
+def split_iterations(events: list[Event]) -> list[list[Event]]:
+    """Events split at each backward: iteration i holds backward i and what follows it."""
+    out: list[list[Event]] = []
+    for event in events:
+        if event.kind == "backward":
+            out.append([])
+        if out:
+            out[-1].append(event)
+    return out
 
 
 def autocast_on() -> bool:
