@@ -194,3 +194,46 @@ def test_user_pack_loads_beside_the_shipped_bank(write_pack, quizapp_home):
     bank = load_bank()
     assert not bank.errors
     assert "demo" in bank.topics and "demo-card" in bank.questions
+
+
+# -- optional keys: why_not (single/multi) and key_points (card) ---------------------------
+
+WHY_NOT = "    answer: 2\n    why_not:\n      0: a is the float16 range.\n      1: b ignores the scale.\n"
+KEY_POINTS = "    explanation: The model answer.\n    key_points:\n      - scale the loss\n      - unscale before clipping\n"
+
+
+def test_why_not_and_key_points_load(write_pack):
+    text = GOOD.replace("    answer: 2\n", WHY_NOT, 1).replace("    explanation: The model answer.\n", KEY_POINTS)
+    topic, errors = load_file(write_pack(text))
+    assert errors == []
+    single, card = topic.questions[0], topic.questions[5]
+    assert single.why_not == {0: "a is the float16 range.", 1: "b ignores the scale."}
+    assert card.key_points == ("scale the loss", "unscale before clipping")
+    assert topic.questions[1].why_not == {} and topic.questions[3].key_points == ()
+
+
+@pytest.mark.parametrize("lines,line,reason", [
+    ("      2: c is wrong?\n", 13, "question 'demo-single': why_not names choice 2, which is a right answer"),
+    ("      7: no such choice\n", 13, "question 'demo-single': why_not key 7 is out of range: there are 3 choices (0 to 2)"),
+    ("      0: again\n", 13, "question 'demo-single': why_not lists choice 0 twice"),
+    ("      one: words\n", 13, "question 'demo-single': why_not key must be a 0-based index (an integer), got text"),
+])
+def test_bad_why_not(write_pack, lines, line, reason):
+    path = write_pack(GOOD.replace("    answer: 2\n", WHY_NOT + lines, 1))
+    assert only_error(path) == f"{path}:{line}: {reason}"
+
+
+def test_why_not_must_be_a_mapping(write_pack):
+    path = write_pack(GOOD.replace("    answer: 2\n", "    answer: 2\n    why_not: [a, b]\n", 1))
+    assert only_error(path) == f"{path}:10: question 'demo-single': why_not must be a mapping of choice index to text, got a list"
+
+
+def test_key_points_only_on_cards(write_pack):
+    path = write_pack(GOOD.replace("    answer: 2\n", "    answer: 2\n    key_points: [x]\n", 1))
+    assert only_error(path) == f"{path}:10: key 'key_points' is not allowed in a single question"
+
+
+def test_key_points_must_be_a_list_of_text(write_pack):
+    path = write_pack(GOOD.replace("    explanation: The model answer.\n",
+                                   "    explanation: The model answer.\n    key_points: []\n"))
+    assert only_error(path) == f"{path}:42: question 'demo-card': key_points must have 1 to 8 entries, has 0"

@@ -24,6 +24,10 @@ class Question:
     answer: Any = None  # int | tuple[int, ...] | float | tuple[str, ...] | None, by type
     tolerance: float = 0.0
     items: tuple[str, ...] = ()
+    # single/multi: choice index -> why that wrong choice is wrong (shown first for the pick)
+    why_not: dict[int, str] = field(default_factory=dict, hash=False, compare=False)
+    # card: the points a good answer covers; ticking them suggests a rating
+    key_points: tuple[str, ...] = ()
 
     @property
     def location(self) -> str:

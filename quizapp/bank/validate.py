@@ -17,17 +17,18 @@ COMMON_REQUIRED = ("id", "type", "difficulty", "prompt", "explanation")
 COMMON_OPTIONAL = ("tags",)
 # type -> (required keys, optional keys) beyond the common ones
 TYPE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "single": (("choices", "answer"), ()),
-    "multi": (("choices", "answer"), ()),
+    "single": (("choices", "answer"), ("why_not",)),
+    "multi": (("choices", "answer"), ("why_not",)),
     "numeric": (("answer",), ("tolerance",)),
     "text": (("answer",), ()),
     "order": (("items",), ()),
-    "card": ((), ()),
+    "card": ((), ("key_points",)),
 }
 ALL_QUESTION_KEYS = set(COMMON_REQUIRED) | set(COMMON_OPTIONAL) | {
     key for req, opt in TYPE_KEYS.values() for key in req + opt
 }
 MIN_CHOICES, MAX_CHOICES = 2, 8
+MAX_KEY_POINTS = 8
 
 
 def describe(value) -> str:
@@ -248,6 +249,7 @@ class FileValidator:
             value = self.value(node)
             if self._index(node, value, n, f"{where}: answer"):
                 fields["answer"] = value
+        self._why_not(keys, where, fields, n)
 
     def _fields_multi(self, keys, where, fields) -> None:
         n = self._choices(keys, where, fields)
@@ -267,6 +269,34 @@ class FileValidator:
                 return
             values.append(value)
         fields["answer"] = tuple(sorted(values))
+        self._why_not(keys, where, fields, n)
+
+    def _why_not(self, keys, where, fields, n: int | None) -> None:
+        """`why_not`: a mapping from a wrong choice's index to one line on why it is wrong."""
+        if "why_not" not in keys:
+            return
+        node = keys["why_not"][1]
+        if not isinstance(node, yaml.MappingNode):
+            self.error(node, f"{where}: why_not must be a mapping of choice index to text, "
+                             f"got {describe(self.value(node))}")
+            return
+        answer = fields.get("answer")
+        right = set(answer) if isinstance(answer, tuple) else {answer}
+        lines: dict[int, str] = {}
+        for key_node, value_node in node.value:
+            index = self.value(key_node)
+            if not self._index(key_node, index, n, f"{where}: why_not key"):
+                continue
+            if index in lines:
+                self.error(key_node, f"{where}: why_not lists choice {index} twice")
+                continue
+            if index in right:
+                self.error(key_node, f"{where}: why_not names choice {index}, which is a right answer")
+                continue
+            text = self.text(value_node, f"{where}: why_not[{index}]")
+            if text is not None:
+                lines[index] = text
+        fields["why_not"] = dict(sorted(lines.items()))
 
     def _fields_numeric(self, keys, where, fields) -> None:
         if "answer" in keys:
@@ -297,4 +327,9 @@ class FileValidator:
                 fields["items"] = items
 
     def _fields_card(self, keys, where, fields) -> None:
-        """A card has nothing beyond the common keys: its explanation is the model answer."""
+        """A card's explanation is the model answer; `key_points` lists what a good answer covers."""
+        if "key_points" in keys:
+            points = self.text_list(keys["key_points"][1], f"{where}: key_points",
+                                    min_len=1, max_len=MAX_KEY_POINTS)
+            if points is not None:
+                fields["key_points"] = points
