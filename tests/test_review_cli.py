@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from datetime import datetime, timezone
 
 from click.testing import CliRunner
 
 from quizapp.cli import cli
+from quizapp.commands import review as review_module
 from quizapp.study.store import Store
 
 from test_bank_validation import GOOD
@@ -26,10 +28,12 @@ def test_a_session_over_every_type(write_pack, quizapp_home, monkeypatch):
     write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
     # Order of the queue: difficulty 1 (single, text), 2 (multi, numeric), 3 (order, card).
     monkeypatch.setattr(random, "shuffle", lambda items: items.reverse())  # order items shown E D C B A
+    monkeypatch.setattr("quizapp.commands.review.choice_order",
+                        lambda q, seed: list(range(len(q.choices)))[::-1])  # choices shown c, b, a
     answers = [
-        "3", "",            # single: right; Enter keeps the suggested rating (Good)
+        "1", "",            # single: c, right; Enter keeps the suggested rating (Good)
         "BF16", "4",        # text: right whatever the case; rated Easy
-        "1 2", "",          # multi: wrong (answer is 1 and 3); suggested Again
+        "1 2", "",          # multi: c and b, wrong (the answer is a and c); suggested Again
         "65,504", "",       # numeric: right with a thousands separator
         "EDCBA", "",        # order: the reversed display read back in the right order
         "", "2",            # card: reveal, then rate Hard
@@ -41,11 +45,15 @@ def test_a_session_over_every_type(write_pack, quizapp_home, monkeypatch):
         "demo-numeric": (1, 3), "demo-order": (1, 3), "demo-card": (None, 2),
     }
     assert "Answered 6 of 6; 4 of 5 checked answers right (80%)." in result.output
-    assert "The answer: 1. a; 3. c" in result.output
+    assert "The answer: a; c" in result.output
+    with Store.open() as store:
+        responses = {r["question_id"]: r["response"] for r in store.answers()}
+    assert responses["demo-single"] == "2" and responses["demo-multi"] == "[1, 2]"  # file order
 
 
-def test_bad_input_is_asked_again_and_q_stops_with_answers_kept(write_pack, quizapp_home):
+def test_bad_input_is_asked_again_and_q_stops_with_answers_kept(write_pack, quizapp_home, monkeypatch):
     write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
+    monkeypatch.setattr("quizapp.commands.review.choice_order", lambda q, seed: list(range(len(q.choices))))
     result = review("seven\n9\n3\n\nq\n")
     assert result.exit_code == 0, result.output
     assert result.output.count("Type a number from 1 to 3.") == 2
@@ -71,3 +79,26 @@ def test_nothing_to_study(write_pack, quizapp_home, monkeypatch):
 def test_unknown_topic_is_a_usage_error():
     result = CliRunner().invoke(cli, ["review", "--topic", "nope"])
     assert result.exit_code == 2 and "no topic 'nope'" in result.output
+
+
+def test_choices_are_shuffled_per_session_and_stored_in_file_order(write_pack, quizapp_home, monkeypatch):
+    write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
+    seen = []
+    real = review_module.choice_order
+
+    def spy(q, seed):
+        order = real(q, seed)
+        seen.append((seed, order))
+        return order
+
+    monkeypatch.setattr(review_module, "choice_order", spy)
+    monkeypatch.setattr(review_module, "utcnow", lambda: datetime(2026, 11, 23, 9, 30, tzinfo=timezone.utc))
+    result = review("q\n", "--limit", "1")
+    assert result.exit_code == 0, result.output
+    seed, order = seen[0]
+    shown = [line.split(". ", 1)[1] for line in result.output.splitlines() if line.startswith("  ") and ". " in line]
+    assert shown == [["a", "b", "c"][i] for i in order]
+    # picking the row that shows "c" stores c's file index, whatever row it is on
+    result = review(f"{order.index(2) + 1}\n\nq\n", "--limit", "1")
+    with Store.open() as store:
+        assert [(r["response"], r["correct"]) for r in store.answers()] == [("2", 1)]

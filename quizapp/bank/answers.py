@@ -51,10 +51,11 @@ def parse_number(text) -> float | None:
 
 
 def expected_answer(q: Question) -> str:
+    # Choices are shown shuffled, so the right ones are named by their text, never by a number.
     if q.type == "single":
-        return f"{q.answer + 1}. {q.choices[q.answer]}"
+        return q.choices[q.answer]
     if q.type == "multi":
-        return "; ".join(f"{i + 1}. {q.choices[i]}" for i in q.answer)
+        return "; ".join(q.choices[i] for i in q.answer)
     if q.type == "numeric":
         shown = f"{q.answer:g}" if abs(q.answer) < 1e16 else repr(q.answer)
         return shown + (f" (within {q.tolerance:.3g} relative)" if q.tolerance else "")
@@ -83,7 +84,7 @@ def check_answer(q: Question, response) -> Verdict:
 def _index(value, n: int) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():
         value = int(value.strip())
     if isinstance(value, int) and 0 <= value < n:
         return value

@@ -42,7 +42,7 @@ def hint(exercise_id: str, number: int | None) -> int:
         # The next hint: one more than the learner has seen, remembered in the data dir.
         seen_file = _hint_file(exercise_id)
         text = seen_file.read_text().strip() if seen_file.exists() else ""
-        seen = int(text) if text.isdigit() else 0
+        seen = int(text) if text.isdecimal() else 0
         number = min(seen + 1, len(hints))
         seen_file.parent.mkdir(parents=True, exist_ok=True)
         seen_file.write_text(str(number))

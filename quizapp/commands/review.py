@@ -12,9 +12,11 @@ from rich.markdown import Markdown
 
 from quizapp.bank import Question, check_answer
 from quizapp.bank.answers import parse_number
+from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.study.queue import study_queue
 from quizapp.study.schedule import RATING_NAMES, default_rating, format_interval, preview, record_review
+from quizapp.study.store import utcnow
 
 QUIT = "q"
 
@@ -33,17 +35,21 @@ def ask(text: str, default: str | None = None) -> str:
     return reply
 
 
-def read_answer(q: Question, console: Console):
-    """Prompt until the reply can be checked; returns the response in check_answer's terms."""
+def read_answer(q: Question, console: Console, seed: str = ""):
+    """Prompt until the reply can be checked; returns the response in check_answer's terms.
+
+    Choices are shown shuffled (seeded by question and `seed`); the response is in file order.
+    """
     if q.type in ("single", "multi"):
-        for i, choice in enumerate(q.choices, 1):
-            console.print(f"  [bold]{i}.[/] {choice}", highlight=False)
+        order = choice_order(q, seed)
+        for i, index in enumerate(order, 1):
+            console.print(f"  [bold]{i}.[/] {q.choices[index]}", highlight=False)
         many = q.type == "multi"
         while True:
             reply = ask("Your answers (numbers, e.g. 1 3)" if many else "Your answer (number)")
             parts = reply.replace(",", " ").split()
-            if parts and all(p.isdigit() and 1 <= int(p) <= len(q.choices) for p in parts) and (many or len(parts) == 1):
-                picks = [int(p) - 1 for p in parts]
+            if parts and all(p.isdecimal() and 1 <= int(p) <= len(q.choices) for p in parts) and (many or len(parts) == 1):
+                picks = sorted({order[int(p) - 1] for p in parts})
                 return picks if many else picks[0]
             console.print(f"[yellow]Type {'numbers' if many else 'a number'} from 1 to {len(q.choices)}.[/]")
     if q.type == "numeric":
@@ -95,18 +101,24 @@ def run(topic: str | None, limit: int) -> int:
             return 0
         console.print(f"{len(queue)} question(s). Type q (or Ctrl+D) at any prompt to stop; every answer is saved.")
         done, right, checked = 0, 0, 0
+        seed = utcnow().isoformat()  # a new shuffle of the choices each session
         try:
             for n, q in enumerate(queue, 1):
                 console.rule(f"{n}/{len(queue)} · {bank.topics[q.topic].title} · {q.type} · difficulty {q.difficulty}")
                 console.print(Markdown(q.prompt))
                 started = time.monotonic()
-                response = read_answer(q, console)
+                response = read_answer(q, console, seed)
                 verdict = check_answer(q, response)
                 if verdict.correct is True:
                     console.print("[bold green]✔ Right[/]")
                 elif verdict.correct is False:
                     console.print(f"[bold red]✘ Not quite.[/] The answer: {verdict.expected}")
+                picked, others = why_not_lines(q, response)
+                if picked:
+                    console.print(Markdown(why_not_markdown(picked, "Why not")))
                 console.print(Markdown(q.explanation))
+                if others:
+                    console.print(Markdown(why_not_markdown(others, "The other wrong choices")))
                 rating = read_rating(default_rating(verdict.correct), store.card_json(q.id))
                 due = record_review(store, q, rating=rating, correct=verdict.correct, response=response,
                                     duration_ms=int((time.monotonic() - started) * 1000))

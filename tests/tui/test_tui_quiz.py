@@ -8,7 +8,7 @@ from quizapp.study.schedule import format_interval, preview
 from quizapp.study.store import Store
 from quizapp.tui.screens.quiz import QuizScreen
 from quizapp.tui.screens.summary import SummaryScreen
-from quizapp.tui.widgets.answers import OrderAnswer
+from quizapp.tui.widgets.answers import ChoiceAnswer, OrderAnswer
 from quizapp.tui.widgets.rating import RatingBar
 from tuihelp import SIZE
 
@@ -16,6 +16,11 @@ from tuihelp import SIZE
 def stored_answers():
     with Store.open() as store:
         return {row["question_id"]: row for row in store.answers()}
+
+
+def row_key(screen: QuizScreen, index: int) -> str:
+    """The number key of the row that shows choice `index` (choices are shown shuffled)."""
+    return str(screen.query_one(ChoiceAnswer).order.index(index) + 1)
 
 
 async def arrange(pilot, widget: OrderAnswer) -> None:
@@ -31,9 +36,9 @@ async def arrange(pilot, widget: OrderAnswer) -> None:
 async def answer_right(pilot, screen: QuizScreen) -> None:
     q = screen.question
     if q.type == "single":
-        await pilot.press(str(q.answer + 1))
+        await pilot.press(row_key(screen, q.answer))
     elif q.type == "multi":
-        await pilot.press(*(str(i + 1) for i in q.answer))
+        await pilot.press(*(row_key(screen, i) for i in q.answer))
     elif q.type == "numeric":
         await pilot.press(*"65,504")
     elif q.type == "text":
@@ -83,11 +88,11 @@ async def test_wrong_answer_suggests_again_and_the_rating_can_change(make_app):
         await pilot.pause()
         screen = app.screen
         assert screen.question.id == "sc-single"
-        await pilot.press("down", "enter")  # the first choice: wrong
+        await pilot.press(row_key(screen, 0), "enter")  # bfloat16: wrong
         await pilot.pause()
         bar = screen.query_one(RatingBar)
         assert bar.selected == 1
-        assert "The answer: 2. float16" in str(screen.query_one("#verdict").render())
+        assert "The answer: float16" in str(screen.query_one("#verdict").render())
         await pilot.press("right", "enter")
         await pilot.pause()
         assert screen.question.id != "sc-single"
@@ -142,7 +147,9 @@ async def test_a_card_reveals_the_model_answer_and_is_self_rated(make_app):
 async def test_leaving_or_quitting_before_rating_still_saves_the_answer(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("r", "2", "enter", "escape")  # answered, not rated, session ended
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press(row_key(app.screen, 1), "enter", "escape")  # answered right, not rated, session ended
         await pilot.pause()
         assert isinstance(app.screen, SummaryScreen)
         await pilot.press("enter", "r")  # home, then a new session: sc-single is not due, sc-multi comes first
@@ -154,3 +161,23 @@ async def test_leaving_or_quitting_before_rating_still_saves_the_answer(make_app
     rows = stored_answers()
     assert (rows["sc-single"]["rating"], rows["sc-single"]["correct"]) == (3, 1)
     assert (rows["sc-multi"]["rating"], rows["sc-multi"]["correct"]) == (1, 0)
+
+
+async def test_choices_are_shuffled_and_a_wrong_pick_gets_its_why_not_first(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await pilot.pause()
+        screen = app.screen
+        widget = screen.query_one(ChoiceAnswer)
+        rows = [str(row.render()) for row in widget.query(".row")]
+        assert sorted(widget.order) == [0, 1, 2]
+        await pilot.press(row_key(screen, 0), "enter")  # bfloat16: wrong
+        await pilot.pause()
+        picked = screen.query_one("#why-not-picked")
+        others = screen.query_one("#why-not-others")
+        assert "bfloat16" in picked.source and "same exponent range as float32" in picked.source
+        assert "float32" in others.source and "bfloat16" not in others.source
+        assert [str(row.render()) for row in widget.query(".row")] != [] and len(rows) == 3
+        await pilot.press("1")
+    assert json.loads(stored_answers()["sc-single"]["response"]) == 0  # stored in file order

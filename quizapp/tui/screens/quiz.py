@@ -16,6 +16,7 @@ from textual.widgets import Footer, Header, Input, Markdown, Static
 
 from quizapp.bank.answers import Verdict, check_answer
 from quizapp.bank.model import Question
+from quizapp.bank.shuffle import why_not_lines, why_not_markdown
 from quizapp.study.schedule import default_rating
 from quizapp.study.store import StoreError
 from quizapp.tui.context import StudyContext
@@ -71,6 +72,8 @@ class QuizScreen(Screen):
         self.pending: _Pending | None = None
         self.rating_bar: RatingBar | None = None
         self.shown_at = 0.0
+        # Choices are shuffled per question and session: a redraw keeps the order, a new session changes it.
+        self.seed = context.now().isoformat()
 
     @property
     def question(self) -> Question:
@@ -103,7 +106,7 @@ class QuizScreen(Screen):
         self.rating_bar = None
         topic = self.context.bank.topics.get(q.topic)
         meta = f"{KINDS.get(q.type, q.type)}  ·  difficulty {q.difficulty}  ·  {topic.title if topic else q.topic}"
-        widget = answer_widget(q, seed=self.context.now().date().isoformat())
+        widget = answer_widget(q, seed=self.seed)
         await pane.mount(Static(meta, classes="quiz-meta"), Markdown(q.prompt, id="prompt"),
                    Static(HINTS[q.type], classes="dim quiz-hint"), widget)
         pane.scroll_home(animate=False)
@@ -141,7 +144,13 @@ class QuizScreen(Screen):
             head.append(f"\n({verdict.note})", style="dim")
         pane = self.query_one("#quiz-pane", VerticalScroll)
         verdict_line = Static(head, id="verdict")
-        await pane.mount(verdict_line, Markdown(q.explanation, id="explanation"))
+        picked, others = why_not_lines(q, self.pending.response)
+        await pane.mount(verdict_line)
+        if picked:
+            await pane.mount(Markdown(why_not_markdown(picked, "Why not"), id="why-not-picked"))
+        await pane.mount(Markdown(q.explanation, id="explanation"))
+        if others:
+            await pane.mount(Markdown(why_not_markdown(others, "The other wrong choices"), id="why-not-others"))
         suggested = default_rating(verdict.correct)
         caption = ("How well did you know it? " if verdict.correct is None else "Suggested rating from your answer; ")
         bar = self.rating_bar = RatingBar(self.context.preview(q), suggested, id="rating")

@@ -6,7 +6,6 @@ and `show_result(question)` (mark what was right once the answer is checked, and
 
 from __future__ import annotations
 
-import random
 import re
 
 from rich.table import Table
@@ -17,6 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from quizapp.bank.model import Question
+from quizapp.bank.shuffle import choice_order, item_order
 
 _CODE = re.compile(r"`([^`]+)`")
 
@@ -84,7 +84,11 @@ class RowList(Widget, can_focus=True):
 
 
 class ChoiceAnswer(RowList):
-    """single: the highlighted choice is the answer; multi: space or a number toggles a choice."""
+    """single: the highlighted choice is the answer; multi: space or a number toggles a choice.
+
+    Rows are shown in a shuffled order (`order[row]` is the file index); the response, the marks
+    and what is stored stay in file order.
+    """
 
     BINDINGS = [
         Binding("up", "move(-1)", "Previous", show=False),
@@ -93,11 +97,12 @@ class ChoiceAnswer(RowList):
         *(Binding(str(n), f"pick({n - 1})", f"Choice {n}", show=False) for n in range(1, 10)),
     ]
 
-    def __init__(self, question: Question, *, id: str | None = None) -> None:
+    def __init__(self, question: Question, seed: str = "", *, id: str | None = None) -> None:
         self.question = question
         self.multi = question.type == "multi"
-        self.picked: set[int] = set()
-        self.marks: dict[int, str] = {}  # index -> "right" | "wrong", once checked
+        self.order = choice_order(question, seed)
+        self.picked: set[int] = set()  # rows
+        self.marks: dict[int, str] = {}  # row -> "right" | "wrong", once checked
         super().__init__(len(question.choices), id=id)
         if self.multi:
             self.set_reactive(ChoiceAnswer.cursor, 0)
@@ -108,7 +113,7 @@ class ChoiceAnswer(RowList):
             box = "[x]" if index in self.picked else "[ ]"
         else:
             box = "(•)" if index == self.cursor else "( )"
-        return _row(f"{mark} {box} {index + 1}.", self.question.choices[index])
+        return _row(f"{mark} {box} {index + 1}.", self.question.choices[self.order[index]])
 
     def refresh_rows(self) -> None:
         super().refresh_rows()
@@ -131,24 +136,16 @@ class ChoiceAnswer(RowList):
 
     def response(self):
         if self.multi:
-            return sorted(self.picked) or None
-        return self.cursor
+            return sorted(self.order[row] for row in self.picked) or None
+        return None if self.cursor is None else self.order[self.cursor]
 
     def show_result(self, question: Question) -> None:
         right = set(question.answer) if self.multi else {question.answer}
-        given = self.picked if self.multi else {self.cursor}
-        self.marks = {i: "right" for i in right} | {i: "wrong" for i in given - right}
+        rows = self.picked if self.multi else {self.cursor}
+        self.marks = {row: "right" for row in range(self.count) if self.order[row] in right}
+        self.marks |= {row: "wrong" for row in rows if row is not None and self.order[row] not in right}
         self.refresh_rows()
         self.disabled = True
-
-
-def shuffled_order(question: Question, seed: str) -> list[int]:
-    """The items' indices in a shuffled order that is never already the right one."""
-    order = list(range(len(question.items)))
-    random.Random(f"{question.id}:{seed}").shuffle(order)
-    if order == sorted(order) and len(order) > 1:
-        order = order[1:] + order[:1]
-    return order
 
 
 class OrderAnswer(RowList):
@@ -163,7 +160,7 @@ class OrderAnswer(RowList):
 
     def __init__(self, question: Question, seed: str = "", *, id: str | None = None) -> None:
         self.question = question
-        self.arrangement = shuffled_order(question, seed)
+        self.arrangement = item_order(question, seed)
         self.checked = False
         super().__init__(len(question.items), id=id)
         self.set_reactive(OrderAnswer.cursor, 0)
@@ -235,7 +232,7 @@ class CardAnswer(Static, can_focus=True):
 
 def answer_widget(question: Question, seed: str = "") -> Widget:
     if question.type in ("single", "multi"):
-        return ChoiceAnswer(question, id="answer")
+        return ChoiceAnswer(question, seed, id="answer")
     if question.type == "order":
         return OrderAnswer(question, seed, id="answer")
     if question.type == "card":
