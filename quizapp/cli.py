@@ -61,6 +61,18 @@ def review(topic: str | None, limit: int) -> None:
 
 
 @cli.command()
+@click.option("--minutes", type=int, default=30, show_default=True, metavar="N",
+              help="How long the interview lasts (3 to 180).")
+@click.option("--topic", "topics", multiple=True, metavar="SLUG",
+              help="Only this topic; repeat for several (default: all, weighted to your weakest).")
+def interview(minutes: int, topics: tuple[str, ...]) -> None:
+    """A timed mock interview: questions across topics, one coding exercise, a report card."""
+    from quizapp.commands.interview import run
+
+    sys.exit(run(minutes, topics))
+
+
+@cli.command()
 def stats() -> None:
     """Print your self-study progress."""
     from quizapp.commands.stats import run

@@ -14,6 +14,7 @@ from quizapp.bank import Question, check_answer
 from quizapp.bank.answers import parse_number
 from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
+from quizapp.study.keypoints import parse_ticks, rating_from_key_points
 from quizapp.study.queue import study_queue
 from quizapp.study.schedule import RATING_NAMES, default_rating, format_interval, preview, record_review
 from quizapp.study.store import utcnow
@@ -27,7 +28,7 @@ class Quit(Exception):
 
 def ask(text: str, default: str | None = None) -> str:
     try:
-        reply = click.prompt(text, default=default, show_default=default is not None, prompt_suffix=": ")
+        reply = click.prompt(text, default=default, show_default=bool(default), prompt_suffix=": ")
     except click.Abort:
         raise Quit from None
     if reply.strip().lower() == QUIT:
@@ -75,6 +76,18 @@ def read_answer(q: Question, console: Console, seed: str = ""):
     return None
 
 
+def read_key_points(q: Question, console: Console) -> list[int]:
+    """List a card's key points and ask which the answer covered; 0-based indices."""
+    console.print("[bold]Key points[/] (which did your answer cover?)")
+    for i, point in enumerate(q.key_points, 1):
+        console.print(f"  [bold]{i}.[/] {point}", highlight=False)
+    while True:
+        ticks = parse_ticks(ask("Covered (numbers, e.g. 1 3; Enter for none)", default=""), len(q.key_points))
+        if ticks is not None:
+            return ticks
+        console.print(f"[yellow]Type numbers from 1 to {len(q.key_points)}, or press Enter for none.[/]")
+
+
 def read_rating(suggested: int, card_json: str | None) -> int:
     shown = "  ".join(f"{r} {name} ({format_interval(d)})" for (r, name), d in
                       zip(RATING_NAMES.items(), preview(card_json).values()))
@@ -119,7 +132,12 @@ def run(topic: str | None, limit: int) -> int:
                 console.print(Markdown(q.explanation))
                 if others:
                     console.print(Markdown(why_not_markdown(others, "The other wrong choices")))
-                rating = read_rating(default_rating(verdict.correct), store.card_json(q.id))
+                suggested = default_rating(verdict.correct)
+                if q.key_points:
+                    covered = read_key_points(q, console)
+                    suggested = rating_from_key_points(len(covered), len(q.key_points))
+                    response = {"covered": covered}
+                rating = read_rating(suggested, store.card_json(q.id))
                 due = record_review(store, q, rating=rating, correct=verdict.correct, response=response,
                                     duration_ms=int((time.monotonic() - started) * 1000))
                 done += 1

@@ -1,0 +1,191 @@
+"""`quizapp interview`: a timed mock interview in the terminal, without the TUI.
+
+The questions use `quizapp review`'s prompts; the exercise's starter is written next to you and
+graded when you say you are done or when its time is up.
+"""
+
+from __future__ import annotations
+
+import select
+import sys
+import threading
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markdown import Markdown
+
+from quizapp.bank.model import Question
+from quizapp.commands.common import display_path, load_bank_reporting, open_store
+from quizapp.commands.review import Quit, ask, read_answer, read_key_points, read_rating
+from quizapp.interview import Interview, PlanError, make_plan
+from quizapp.interview.render import KINDS, clock_text, outcome_text, print_report_card
+from quizapp.interview.session import EXERCISE
+from quizapp.study.store import utcnow
+
+clock = utcnow  # tests put a fake clock here
+STATUS_EVERY_S = 1.0  # how often the exercise countdown line is redrawn
+
+
+def run(minutes: int, topics: tuple[str, ...]) -> int:
+    store = open_store()
+    if store is None:
+        return 1
+    console = Console(highlight=False)
+    with store:
+        bank = load_bank_reporting()
+        catalog = load_exercises()
+        try:
+            plan = make_plan(bank, store, catalog, minutes=minutes, topics=topics, now=clock())
+        except PlanError as exc:
+            raise click.UsageError(str(exc)) from None
+        console.print(intro(plan))
+        interview = Interview(plan, bank, store, clock=clock)
+        ended_early = False
+        try:
+            ask("Press Enter to start the clock", default="")
+            interview.start()
+            ask_questions(interview, console, seed=clock().isoformat())
+            if interview.phase == EXERCISE:
+                do_exercise(interview, console)
+        except Quit:
+            ended_early = True
+            console.print("\nInterview ended; what you answered is kept.")
+        card = interview.finish(ended_early=ended_early)
+        console.print()
+        print_report_card(card, console)
+        for problem in interview.save_errors:
+            console.print(f"[red]Not saved:[/] {problem}")
+    return 0
+
+
+def load_exercises() -> dict:
+    from quizapp.catalog import load_catalog
+
+    try:
+        return load_catalog()
+    except Exception as exc:  # noqa: BLE001 - a broken exercise.yaml must not stop the questions
+        click.echo(f"quizapp: the exercises could not be read ({exc}); this interview has none.", err=True)
+        return {}
+
+
+def intro(plan) -> str:
+    parts = [f"Mock interview: {len(plan.questions)} question(s) in {plan.question_minutes:g} minutes"]
+    if plan.exercise is not None:
+        parts.append(f"then the exercise '{plan.exercise.title}' with a {plan.exercise_minutes:g}-minute box "
+                     "(plus whatever time the questions leave)")
+    return (", ".join(parts) + ".\nOpen questions are answered in writing, then you tick the key points you "
+            "covered. Unanswered questions count as missed when time is up. Type q at any prompt to end early.")
+
+
+def ask_questions(interview: Interview, console: Console, seed: str) -> None:
+    while (q := interview.current) is not None:
+        if interview.time_up():
+            break
+        n, total = interview.position
+        title = interview.titles.get(q.topic, q.topic)
+        console.rule(f"{n}/{total} · {title} · {KINDS.get(q.type, q.type)} · ⏱ {clock_text(interview.remaining_s())} left")
+        console.print(Markdown(q.prompt))
+        interview.show()
+        if q.type == "card":
+            response = ask("Your answer (write it out, Enter when done)", default="")
+        else:
+            response = read_answer(q, console, seed)
+        if not interview.submit():
+            console.print("[yellow]Time was up before that answer; it and the rest count as missed.[/]")
+            break
+        settle(interview, q, response, console)
+    interview.end_questions()
+
+
+def settle(interview: Interview, q: Question, response, console: Console) -> None:
+    if q.type != "card":
+        result = interview.answer(response)
+        if result.outcome == "wrong":
+            from quizapp.bank import check_answer
+
+            console.print(f"[bold red]✘ Not quite.[/] The answer: {check_answer(q, response).expected}")
+        else:
+            console.print("[bold green]✔ Right[/]")
+        return
+    console.print(Markdown(q.explanation))
+    if q.key_points:
+        result = interview.answer_card(response, read_key_points(q, console))
+    else:
+        result = interview.answer_card(response, rating=read_rating(3, interview.store.card_json(q.id)))
+    console.print(outcome_text(result.outcome, result.covered, result.points))
+
+
+# -- the exercise ---------------------------------------------------------------------------
+
+
+def do_exercise(interview: Interview, console: Console) -> None:
+    ex = interview.plan.exercise
+    path = free_path(Path.cwd(), f"interview_{ex.id}")
+    try:
+        path.write_text(ex.starter.read_text(encoding="utf-8"), encoding="utf-8")
+    except OSError as exc:
+        interview.exercise_graded(None, f"the starter file could not be written: {exc.strerror or exc}")
+        console.print(f"[red]Could not write {display_path(path)}: {exc.strerror or exc}[/]")
+        return
+    console.rule(f"Exercise · {ex.title} · ⏱ {clock_text(interview.remaining_s())}")
+    console.print(Markdown(ex.statement))
+    console.print(f"Your starter file is [bold]{display_path(path)}[/]. Edit it in your editor; it is graded "
+                  "when you press Enter here, or when the time is up.")
+    said_done = wait_for_done(interview)
+    console.print("\n" + ("Grading..." if said_done else "Time is up: grading what is in the file..."))
+    interview.exercise_graded(grade_file(path, ex, console).to_json())
+
+
+def free_path(folder: Path, stem: str) -> Path:
+    """folder/stem.py, or stem-2.py, stem-3.py...: an earlier file of the learner's is never overwritten."""
+    path, n = folder / f"{stem}.py", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{n}.py"
+    return path
+
+
+def wait_for_done(interview: Interview) -> bool:
+    """True when the learner pressed Enter, False when the time ran out; q (or Ctrl+D) ends the interview."""
+    try:
+        sys.stdin.fileno()
+        selectable = sys.stdin.isatty()
+    except (AttributeError, OSError, ValueError):
+        selectable = False
+    if not selectable:  # piped input: no countdown to redraw, just wait for the line
+        ask("Press Enter when your file is ready to grade", default="")
+        return True
+    try:
+        while (left := interview.remaining_s()) > 0:
+            click.echo(f"\r⏱ {clock_text(left)} left · Enter: grade now · q Enter: end the interview ",
+                       nl=False)
+            ready, _, _ = select.select([sys.stdin], [], [], min(left, STATUS_EVERY_S))
+            if ready:
+                line = sys.stdin.readline()
+                if not line or line.strip().lower() == "q":
+                    raise Quit
+                return True
+    except KeyboardInterrupt:
+        raise Quit from None
+    return False
+
+
+def grade_file(path: Path, exercise, console: Console):
+    """Grade through the same runner as `quizapp grade`, print its report, and record the attempt."""
+    from quizapp.commands.grade import cancel_on_signals, record
+    from quizapp.grading.render import print_report
+    from quizapp.grading.runner import grade
+
+    cancel = threading.Event()
+    with cancel_on_signals(cancel):
+        report = grade(path, exercise.folder, exercise_id=exercise.id)
+    report.file = display_path(path)
+    if cancel.is_set():
+        report.status, report.message = "error", "cancelled; the solution's processes were stopped"
+        return report
+    print_report(report, exercise)
+    problem = record(report, path)
+    if problem is not None:
+        console.print(f"[red]The grade was not saved:[/] {problem}")
+    return report

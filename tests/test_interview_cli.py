@@ -1,0 +1,143 @@
+"""`quizapp interview` in the terminal, and key points in `quizapp review`, on a fake clock."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from click.testing import CliRunner
+
+from quizapp.catalog import Exercise
+from quizapp.cli import cli
+from quizapp.grading.result import CheckResult, GradeReport
+from quizapp.interview import make_plan
+from quizapp.study.store import Store
+
+PACK = """
+topic: demo
+title: Demo topic
+questions:
+  - id: demo-card
+    type: card
+    difficulty: 1
+    prompt: Why does a GradScaler skip steps?
+    explanation: The model answer.
+    key_points: [inf or NaN in the gradients, the step is skipped, the scale backs off, later it grows again]
+  - id: demo-single
+    type: single
+    difficulty: 1
+    prompt: Which format needs loss scaling?
+    choices: [bfloat16, float16]
+    answer: 1
+    explanation: float16.
+"""
+
+
+class SteppingClock:
+    """Moves on by `step` at every reading: each prompt and each check of the time costs time."""
+
+    def __init__(self, step: timedelta) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+        self.step = step
+
+    def __call__(self) -> datetime:
+        self.now += self.step
+        return self.now
+
+
+@pytest.fixture
+def demo(write_pack, quizapp_home, monkeypatch):
+    write_pack(PACK, "demo.yaml", quizapp_home / "questions")
+    monkeypatch.setattr("quizapp.commands.interview.clock", SteppingClock(timedelta(seconds=5)))
+    monkeypatch.setattr("quizapp.commands.review.choice_order", lambda q, seed: list(range(len(q.choices))))
+
+    def card_first(*args, **kwargs):  # the plan's order is random; the tests type for this one
+        plan = make_plan(*args, **kwargs)
+        return dataclasses.replace(plan, questions=tuple(sorted(plan.questions, key=lambda q: q.id)))
+
+    monkeypatch.setattr("quizapp.commands.interview.make_plan", card_first)
+
+
+def interview(stdin: str, *args: str):
+    return CliRunner().invoke(cli, ["interview", "--topic", "demo", *args], input=stdin, catch_exceptions=False)
+
+
+def stored_answers() -> dict:
+    with Store.open() as store:
+        return {r["question_id"]: (r["correct"], r["rating"]) for r in store.answers()}
+
+
+def test_a_short_interview_end_to_end(demo):
+    # Enter starts the clock; the card's written answer and 3 of 4 key points (Good); the single, right.
+    result = interview("\n".join(["", "loss scaling skips bad steps", "1 2 3", "2"]) + "\n", "--minutes", "4")
+    assert result.exit_code == 0, result.output
+    assert "left" in result.output  # the countdown at each question
+    assert "Key points" in result.output and "right (3/4 points)" in result.output
+    assert "Report card" in result.output and "Score 88%" in result.output  # (3/4 + 1) / 2
+    assert "Study next: Demo topic" in result.output
+    assert stored_answers() == {"demo-card": (None, 3), "demo-single": (1, 3)}
+    with Store.open() as store:
+        (kept,) = store.interviews()
+    assert kept.score == 0.875 and kept.report["topics"]["demo"]["answered"] == 2
+
+
+def test_time_up_counts_the_rest_as_missed(demo, monkeypatch):
+    monkeypatch.setattr("quizapp.commands.interview.clock", SteppingClock(timedelta(minutes=1)))
+    result = interview("\n" + "\n".join(["2", "my answer", "1"]) + "\n", "--minutes", "3")
+    assert result.exit_code == 0, result.output
+    assert "Time was up before that answer" in result.output
+    assert "missed" in result.output and "Score 0%" in result.output
+    assert stored_answers() == {}
+    with Store.open() as store:
+        assert store.interviews()[0].report["questions"][0]["outcome"] == "missed"
+
+
+def test_q_ends_early_and_keeps_the_report(demo):
+    result = interview("\nq\n", "--minutes", "3")
+    assert result.exit_code == 0, result.output
+    assert "Interview ended" in result.output and "(ended early)" in result.output
+
+
+def test_bad_options_are_usage_errors(demo):
+    result = CliRunner().invoke(cli, ["interview", "--topic", "nope"])
+    assert result.exit_code == 2 and "no topic 'nope'" in result.output
+    result = CliRunner().invoke(cli, ["interview", "--minutes", "1"])
+    assert result.exit_code == 2 and "3 to 180 minutes" in result.output
+
+
+def test_the_exercise_is_written_next_to_you_and_graded(demo, tmp_path, monkeypatch):
+    folder = tmp_path / "ex"
+    folder.mkdir()
+    (folder / "starter.py").write_text("# quizapp: exercise=demo_ex\n")
+    exercise = Exercise("demo_ex", "Demo exercise", "demo", 1, "Write `f`.", (), folder)
+    monkeypatch.setattr("quizapp.commands.interview.load_exercises", lambda: {"demo_ex": exercise})
+    graded = []
+
+    def fake_grade(path, ex, console):
+        graded.append(path.read_text())
+        return GradeReport("demo_ex", str(path), "fail", None, "cpu", "x", 1.0, [
+            CheckResult("a", "Runs", "pass"), CheckResult("b", "Scales", "fail", "expected 2, saw 1")])
+
+    monkeypatch.setattr("quizapp.commands.interview.grade_file", fake_grade)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "interview_demo_ex.py").write_text("mine")  # never overwritten
+    monkeypatch.chdir(work)
+    result = interview("\n".join(["", "answer", "1 2 3", "2", ""]) + "\n", "--minutes", "5")
+    assert result.exit_code == 0, result.output
+    assert "interview_demo_ex-2.py" in result.output
+    assert (work / "interview_demo_ex.py").read_text() == "mine"
+    assert graded == ["# quizapp: exercise=demo_ex\n"]
+    assert "Exercise Demo exercise  fail  1/2 checks" in result.output
+    assert "Scales: expected 2, saw 1" in result.output
+
+
+def test_review_lists_key_points_and_ticks_suggest_the_rating(demo):
+    # The card comes first (same difficulty, bank order): reveal, tick 1 of 4 points: Again is suggested.
+    stdin = "\n".join(["", "1", "", "2", ""]) + "\n"
+    result = CliRunner().invoke(cli, ["review", "--topic", "demo"], input=stdin, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "4. later it grows again" in result.output
+    assert "Rating [1]" in result.output
+    assert stored_answers() == {"demo-single": (1, 3), "demo-card": (None, 1)}
