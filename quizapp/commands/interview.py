@@ -21,6 +21,7 @@ from quizapp.commands.review import Quit, ask, read_answer, read_key_points, rea
 from quizapp.interview import Interview, PlanError, make_plan
 from quizapp.interview.render import KINDS, clock_text, outcome_text, print_report_card
 from quizapp.interview.session import EXERCISE
+from quizapp.interview.starter import write_starter
 from quizapp.study.store import utcnow
 
 clock = utcnow  # tests put a fake clock here
@@ -121,12 +122,11 @@ def settle(interview: Interview, q: Question, response, console: Console) -> Non
 
 def do_exercise(interview: Interview, console: Console) -> None:
     ex = interview.plan.exercise
-    path = free_path(Path.cwd(), f"interview_{ex.id}")
     try:
-        path.write_text(ex.starter.read_text(encoding="utf-8"), encoding="utf-8")
+        path = write_starter(ex, Path.cwd())
     except OSError as exc:
         interview.exercise_graded(None, f"the starter file could not be written: {exc.strerror or exc}")
-        console.print(f"[red]Could not write {display_path(path)}: {exc.strerror or exc}[/]")
+        console.print(f"[red]Could not write the starter file of {ex.id}: {exc.strerror or exc}[/]")
         return
     console.rule(f"Exercise · {ex.title} · ⏱ {clock_text(interview.remaining_s())}")
     console.print(Markdown(ex.statement))
@@ -135,15 +135,6 @@ def do_exercise(interview: Interview, console: Console) -> None:
     said_done = wait_for_done(interview)
     console.print("\n" + ("Grading..." if said_done else "Time is up: grading what is in the file..."))
     interview.exercise_graded(grade_file(path, ex, console).to_json())
-
-
-def free_path(folder: Path, stem: str) -> Path:
-    """folder/stem.py, or stem-2.py, stem-3.py...: an earlier file of the learner's is never overwritten."""
-    path, n = folder / f"{stem}.py", 1
-    while path.exists():
-        n += 1
-        path = folder / f"{stem}-{n}.py"
-    return path
 
 
 def wait_for_done(interview: Interview) -> bool:

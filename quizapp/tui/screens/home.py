@@ -40,6 +40,8 @@ class HomeScreen(Screen):
                 tooltip="Study the topic highlighted in the table"),
         Binding("t", "app.pick_topic", "Topic", id="topic", tooltip="Pick a topic to study"),
         Binding("x", "app.exercises", "Exercises", id="exercises", tooltip="Open the coding exercises"),
+        Binding("i", "interview", "Interview", id="interview",
+                tooltip="A timed mock interview: questions, one exercise, a report card"),
         Binding("s", "app.stats", "Stats", id="stats", tooltip="Charts and tables of your progress"),
         Binding("b", "bank_problems", "Bank problems", id="bank-problems",
                 tooltip="List the problems found in question files"),
@@ -135,6 +137,11 @@ class HomeScreen(Screen):
         table = self.query_one("#topics", DataTable)
         if table.row_count:
             self.post_message(StudyRequested(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def action_interview(self) -> None:
+        from quizapp.tui.screens.interview_setup import start_interview
+
+        start_interview(self.app, self.context)
 
     def action_bank_problems(self) -> None:
         from quizapp.tui.screens.problems import BankProblemsScreen

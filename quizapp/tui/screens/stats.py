@@ -15,6 +15,7 @@ from quizapp.study.stats import Stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.widgets.bars import bar, percent
 from quizapp.tui.widgets.charts import DailyChart
+from quizapp.tui.widgets.interviews import InterviewHistory
 from quizapp.tui.widgets.results import status_text
 
 CHART_DAYS = 14
@@ -29,12 +30,14 @@ class StatsScreen(Screen):
         Binding("a", "tab('activity')", "Activity", id="activity", tooltip="Reviews and accuracy per day"),
         Binding("t", "tab('topics')", "Topics", id="topics", tooltip="Progress per topic"),
         Binding("x", "tab('history')", "Exercises", id="history", tooltip="Every grade of every exercise"),
+        Binding("i", "tab('interviews')", "Interviews", id="interviews", tooltip="Your mock interview scores over time"),
         Binding("escape,q", "app.pop_screen", "Back", id="back", tooltip="Back to the home screen"),
     ]
 
-    def __init__(self, context: StudyContext) -> None:
+    def __init__(self, context: StudyContext, tab: str | None = None) -> None:
         super().__init__()
         self.context = context
+        self.first_tab = tab
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -48,6 +51,8 @@ class StatsScreen(Screen):
                 yield DataTable(cursor_type="row", zebra_stripes=True, id="topic-table")
             with TabPane("Exercises", id="history"):
                 yield DataTable(cursor_type="row", zebra_stripes=True, id="grade-table")
+            with TabPane("Interviews", id="interviews"):
+                yield InterviewHistory(id="interview-history")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -56,6 +61,9 @@ class StatsScreen(Screen):
         self._charts(stats)
         self._topics(stats)
         self._history()
+        self.query_one("#interview-history", InterviewHistory).show(self.context.store.interviews(), self.context.bank)
+        if self.first_tab:
+            self.action_tab(self.first_tab)
 
     def action_tab(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane

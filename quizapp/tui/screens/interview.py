@@ -1,0 +1,339 @@
+"""A mock interview under a visible countdown: questions (cards answered in writing, then key points
+ticked), then one coding exercise with a time box, graded at the end or earlier on a key."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Markdown, SelectionList, Static, TextArea
+from textual.worker import Worker, WorkerState
+
+from quizapp.bank.answers import check_answer
+from quizapp.interview import Interview
+from quizapp.interview.render import KINDS, clock_text
+from quizapp.interview.session import EXERCISE, QUESTIONS
+from quizapp.interview.starter import write_starter
+from quizapp.tui.context import StudyContext
+from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted, grade_command, run_grader
+from quizapp.tui.screens.dialogs import ConfirmScreen
+from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
+from quizapp.tui.widgets.keypoints import KeyPointList
+from quizapp.tui.widgets.rating import RatingBar
+from quizapp.tui.widgets.results import GradeResults
+
+TICK_S = 1.0  # the countdown's refresh
+LOW_S = 60  # under a minute left, the clock turns red
+
+
+class InterviewScreen(Screen):
+    DEFAULT_CSS = """
+    InterviewScreen #iv-clock { padding: 0 1; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
+    InterviewScreen #iv-pane { height: 1fr; padding: 0 1; }
+    InterviewScreen #iv-text { height: 8; margin: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "submit", "Submit", id="submit", tooltip="Give your answer (a card: then see the model answer)"),
+        Binding("enter", "submit", "Submit", id="submit-enter", show=False),
+        Binding("ctrl+s", "next", "Next", id="next", tooltip="Save this answer and go to the next question"),
+        Binding("enter", "next", "Next", id="next-enter", show=False),
+        Binding("ctrl+g", "grade", "Grade now", id="grade", tooltip="Grade your exercise file now and end the interview"),
+        Binding("ctrl+e", "edit_here", "Edit", id="edit", tooltip="Edit your exercise file here"),
+        Binding("ctrl+o", "editor", "$EDITOR", id="editor", tooltip="Open your exercise file in $VISUAL or $EDITOR"),
+        Binding("escape", "leave", "End interview", id="leave",
+                tooltip="End the interview now; unanswered questions count as missed"),
+    ]
+
+    def __init__(self, context: StudyContext, interview: Interview) -> None:
+        super().__init__()
+        self.context = context
+        self.interview = interview
+        self.revealed = False  # the current question's answer is in; waiting for "next"
+        self.grading = False
+        self.exercise_path = None
+        self.card_text = ""
+        self.response = None
+        self.seed = context.now().isoformat()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="iv-clock")
+        yield VerticalScroll(id="iv-pane")
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        self.interview.start()
+        self.set_interval(TICK_S, self.tick)
+        await self.show_part()
+
+    # -- the clock --------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        self.show_clock()
+        if not self.interview.time_up() or self.grading:
+            return
+        if self.interview.phase == QUESTIONS:
+            self.notify("Time is up for the questions; the rest count as missed.", title="Time")
+            self.settle_revealed()
+            self.interview.end_questions()
+            await self.show_part()
+        elif self.interview.phase == EXERCISE:
+            self.notify("Time is up: grading your file as it is.", title="Time")
+            self.action_grade()
+
+    def show_clock(self) -> None:
+        iv = self.interview
+        left = iv.remaining_s()
+        if iv.phase == QUESTIONS:
+            n, total = iv.position
+            where = f"Question {n} of {total}"
+        elif iv.phase == EXERCISE:
+            where = f"Exercise: {iv.plan.exercise.title}"
+        else:
+            where = "Done"
+        style = "bold red" if left < LOW_S else "bold"
+        self.query_one("#iv-clock", Static).update(Text.assemble(
+            ("⏱ ", style), (clock_text(left), style), " left  ·  ", where, "  ·  ", (f"{iv.plan.minutes:g}-minute interview", "dim")))
+
+    # -- what is on screen ------------------------------------------------------------------
+
+    async def show_part(self) -> None:
+        self.show_clock()
+        if self.interview.phase == QUESTIONS:
+            await self.show_question()
+        elif self.interview.phase == EXERCISE:
+            await self.show_exercise()
+        else:
+            self.finish()
+        self.refresh_bindings()
+
+    async def show_question(self) -> None:
+        q = self.interview.current
+        self.revealed = False
+        pane = self.query_one("#iv-pane", VerticalScroll)
+        await pane.remove_children()
+        topic = self.interview.titles.get(q.topic, q.topic)
+        meta = Static(f"{KINDS.get(q.type, q.type)}  ·  {topic}", classes="quiz-meta")
+        if q.type == "card":
+            widget = TextArea(id="iv-text", soft_wrap=True, show_line_numbers=False)
+            hint = "Write your answer as you would say it, then ctrl+s for the model answer."
+        else:
+            widget = answer_widget(q, seed=self.seed)
+            hint = HINTS[q.type]
+        await pane.mount(meta, Markdown(q.prompt, id="prompt"), Static(hint, classes="dim quiz-hint"), widget)
+        pane.scroll_home(animate=False)
+        widget.focus()
+        self.interview.show()
+
+    async def action_submit(self) -> None:
+        q = self.interview.current
+        if q is None or self.revealed:
+            return
+        pane = self.query_one("#iv-pane", VerticalScroll)
+        if q.type == "card":
+            area = self.query_one("#iv-text", TextArea)
+            self.card_text = area.text
+            area.read_only = True
+        else:
+            answer = self.query_one("#answer")
+            self.response = answer.response()
+            if self.response is None:
+                self.notify("Answer first.", severity="warning", timeout=3)
+                return
+            answer.show_result(q)
+        self.interview.submit()
+        self.revealed = True
+        if q.type == "card":
+            await pane.mount(Static(Text("Model answer", style="bold"), id="verdict"), Markdown(q.explanation, id="explanation"))
+            if q.key_points:
+                points = KeyPointList(q.key_points, id="key-points")
+                await pane.mount(points, Static(points.summary(), id="key-summary", classes="rating-caption"))
+            else:
+                await pane.mount(Static("How well did you know it? 1-4, or ←→, then ctrl+s.", classes="dim rating-caption"),
+                                 RatingBar(self.context.preview(q), 3, id="rating"))
+            focus = pane.query_one("#key-points" if q.key_points else "#rating")
+            focus.focus()
+        else:
+            verdict = check_answer(q, self.response)
+            head = (Text("✔ Right", style="bold green") if verdict.correct else
+                    Text.assemble(("✘ Not quite", "bold red"), "  The answer: ", inline_text(verdict.expected, "bold")))
+            await pane.mount(Static(head, id="verdict"), Markdown(q.explanation, id="explanation"),
+                             Static("ctrl+s: next question", classes="dim rating-caption"))
+            self.focus_next_safe()
+        self.call_after_refresh(pane.scroll_to_widget, pane.query_one("#verdict"), top=True, animate=False)
+        self.refresh_bindings()
+
+    def focus_next_safe(self) -> None:
+        # The locked answer keeps Enter; ctrl+s goes on from anywhere.
+        self.set_focus(None)
+
+    @on(SelectionList.SelectedChanged, "#key-points")
+    def _ticked(self, event: SelectionList.SelectedChanged) -> None:
+        self.query_one("#key-summary", Static).update(self.query_one("#key-points", KeyPointList).summary())
+
+    @on(RatingBar.Rated)
+    async def _rated(self, event: RatingBar.Rated) -> None:
+        event.stop()
+        await self.action_next()
+
+    @on(Input.Submitted, "#answer")
+    async def _typed(self, event: Input.Submitted) -> None:
+        event.stop()
+        await self.action_submit()
+
+    def settle_revealed(self) -> None:
+        """Save the answer on screen, if it was given; ticks and rating as they stand."""
+        q = self.interview.current
+        if q is None or not self.revealed:
+            return
+        if q.type != "card":
+            self.interview.answer(self.response)
+        elif q.key_points:
+            self.interview.answer_card(self.card_text, self.query_one("#key-points", KeyPointList).covered)
+        else:
+            self.interview.answer_card(self.card_text, rating=self.query_one("#rating", RatingBar).selected)
+        self.revealed = False
+        if self.interview.save_errors:
+            self.notify(f"An answer could not be saved: {self.interview.save_errors[-1]}", severity="error")
+
+    async def action_next(self) -> None:
+        if not self.revealed:
+            return
+        self.settle_revealed()
+        await self.show_part()
+
+    # -- the exercise -----------------------------------------------------------------------
+
+    async def show_exercise(self) -> None:
+        ex = self.interview.plan.exercise
+        pane = self.query_one("#iv-pane", VerticalScroll)
+        await pane.remove_children()
+        try:
+            self.exercise_path = write_starter(ex, self.context.work_dir)
+        except OSError as exc:
+            self.interview.exercise_graded(None, f"the starter file could not be written: {exc.strerror or exc}")
+            self.notify(f"Could not write the starter file: {exc.strerror or exc}", severity="error")
+            self.finish()
+            return
+        label = self.context.show_path(self.exercise_path)
+        await pane.mount(
+            Static(Text.assemble(("Exercise: ", "bold"), ex.title, "  ·  your file: ", (label, "bold")), classes="quiz-meta"),
+            Markdown(ex.statement, id="iv-statement"),
+            Static(f"Edit {label} (ctrl+e here, ctrl+o in $EDITOR, or any editor), then ctrl+g to grade it. "
+                   "When the time is up it is graded as it is.", classes="dim quiz-hint"),
+            GradeResults(id="grade-results"),
+        )
+        self.set_focus(None)
+
+    def action_grade(self) -> None:
+        if self.grading or self.interview.phase != EXERCISE or self.exercise_path is None:
+            return
+        self.grading = True
+        self.close_screens_above()
+        results = self.query_one("#grade-results", GradeResults)
+        results.begin(self.context.show_path(self.exercise_path))
+        self.call_after_refresh(self.query_one("#iv-pane", VerticalScroll).scroll_to_widget, results, animate=False)
+        self.refresh_bindings()
+        self.grade(grade_command(self.context.grader_cmd, self.exercise_path, self.interview.plan.exercise.id))
+
+    @work(exclusive=True, group="interview-grade", exit_on_error=False)
+    async def grade(self, command: list[str]) -> None:
+        await run_grader(command, self.post_message, cwd=self.context.work_dir)
+
+    @on(GradeStarted)
+    def _started(self, message: GradeStarted) -> None:
+        self.query_one("#grade-results", GradeResults).started(message.device, message.torch, message.checks)
+
+    @on(CheckFinished)
+    def _check(self, message: CheckFinished) -> None:
+        self.query_one("#grade-results", GradeResults).check_done(message.check)
+
+    @on(GradeFinished)
+    def _graded(self, message: GradeFinished) -> None:
+        self.interview.exercise_graded(message.report)
+
+    @on(GradeFailed)
+    def _failed(self, message: GradeFailed) -> None:
+        self.interview.exercise_graded(None, message.reason)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "interview-grade" or not event.worker.is_finished:
+            return
+        if event.state == WorkerState.ERROR:
+            self.interview.exercise_graded(None, f"grading failed inside quizapp: {event.worker.error}")
+        elif self.interview.phase == EXERCISE:
+            self.interview.exercise_graded(None, "grading was cancelled")
+        self.grading = False
+        self.finish()
+
+    def action_edit_here(self) -> None:
+        from quizapp.tui.screens.editor import EditorScreen
+
+        try:
+            screen = EditorScreen(self.exercise_path, self.context.show_path(self.exercise_path))
+        except (OSError, UnicodeDecodeError) as exc:
+            self.notify(f"Could not read your file: {exc}", severity="error")
+            return
+        self.app.push_screen(screen)
+
+    def action_editor(self) -> None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self.notify("Set $EDITOR (for example `export EDITOR=nano`), or press ctrl+e to edit here.",
+                        title="No editor set", severity="warning")
+            return
+        try:
+            with self.app.suspend():
+                subprocess.run([*shlex.split(editor), str(self.exercise_path)], check=False)
+        except SuspendNotSupported:
+            self.notify("This terminal cannot hand over to an editor; press ctrl+e to edit here.", severity="warning")
+        except OSError as exc:
+            self.notify(f"Could not run {editor}: {exc.strerror or exc}", severity="error")
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def action_leave(self) -> None:
+        def answered(end: bool | None) -> None:
+            if end:
+                self.workers.cancel_group(self, "interview-grade")
+                self.settle_revealed()
+                self.finish(ended_early=True)
+
+        self.app.push_screen(ConfirmScreen("End the interview now? What you answered is kept; the rest counts "
+                                           "as missed.", "End it", "Go on"), answered)
+
+    def close_screens_above(self) -> None:
+        """Time up while an editor or a dialog is open: the interview takes the screen back."""
+        while self.app.screen is not self and len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+
+    def finish(self, ended_early: bool = False) -> None:
+        from quizapp.tui.screens.interview_report import InterviewReportScreen
+
+        if self.interview.report is not None:
+            return  # already over: a cancelled grade's worker comes back after the end
+        card = self.interview.finish(ended_early=ended_early)
+        for problem in self.interview.save_errors:
+            self.notify(f"Not saved: {problem}", severity="error")
+        self.close_screens_above()
+        self.app.switch_screen(InterviewReportScreen(self.context, card))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        phase = self.interview.phase
+        if action == "submit":
+            return phase == QUESTIONS and not self.revealed
+        if action == "next":
+            return phase == QUESTIONS and self.revealed
+        if action == "grade":
+            return phase == EXERCISE and not self.grading
+        if action in ("edit_here", "editor"):
+            return phase == EXERCISE and not self.grading and self.exercise_path is not None
+        return True
