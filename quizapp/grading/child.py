@@ -94,7 +94,7 @@ def run(args, out: EventWriter) -> None:
         out.emit("error", message=f"torch is not installed in this Python ({sys.executable}): {exc}")
         return
     from quizapp.grading import instrument
-    from quizapp.grading.harness import CheckFailed, CheckSkipped, Context, signature_problem
+    from quizapp.grading.harness import CheckFailed, CheckSkipped, Context, error_inputs, signature_problem
 
     if args.device == "cuda" and not torch.cuda.is_available():
         out.emit("usage_error", message="--device cuda: CUDA is not available on this machine")
@@ -144,7 +144,7 @@ def run(args, out: EventWriter) -> None:
         except CheckSkipped as exc:
             status, message = "skip", safe_str(exc)
         except BaseException as exc:  # noqa: BLE001 - an error in the solution is a check error
-            status, message = "error", describe_exception(exc, args.solution)
+            status, message = "error", error_inputs(exc) + describe_exception(exc, args.solution)
         out.emit("check", id=check.id, title=check.title, status=status, message=message,
                  data=finite_only(ctx.data))
 

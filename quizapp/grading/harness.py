@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 from dataclasses import dataclass, field
@@ -80,6 +81,28 @@ class Context:
             raise value
         return value
 
+    @contextlib.contextmanager
+    def given(self, inputs: str):
+        """Name the inputs of the code inside, so an error the solution raises there says which
+        inputs triggered it (read back by `error_inputs`); outer `given`s come first."""
+        try:
+            yield
+        except (CheckFailed, CheckSkipped):
+            raise
+        except BaseException as exc:
+            with contextlib.suppress(Exception):  # an exception type that refuses attributes
+                exc.quizapp_inputs = [inputs, *getattr(exc, "quizapp_inputs", [])]
+            raise
+
+
+def error_inputs(exc: BaseException) -> str:
+    """'with INPUTS: ' for an error raised inside `Context.given`, else ''."""
+    try:
+        inputs = [str(i) for i in getattr(exc, "quizapp_inputs", []) or [] if i]
+    except Exception:  # noqa: BLE001 - a learner's exception with a strange __getattr__
+        return ""
+    return f"with {'; '.join(dict.fromkeys(inputs))}: " if inputs else ""
+
 
 def signature_problem(obj, req: Required) -> str | None:
     """Why the solution's `name` cannot be called as the grader will call it, or None."""
@@ -115,6 +138,14 @@ def rel_diff(a: float, b: float) -> float:
 
 def close(a: float, b: float, rtol: float, atol: float = 0.0) -> bool:
     return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= atol + rtol * abs(b)
+
+
+def listed(names, n: int = 4) -> str:
+    """The first n names, and how many more there are: a cut list says it was cut."""
+    names = list(names)
+    if not names:
+        return "none"
+    return ", ".join(str(x) for x in names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
 
 def fmt(x) -> str:
