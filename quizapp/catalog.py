@@ -5,11 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from quizapp import paths
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML has it
+from quizapp.filecache import cached
 
 
 @dataclass(frozen=True)
@@ -37,10 +34,20 @@ def load_catalog(root: Path | None = None) -> dict[str, Exercise]:
     out: dict[str, Exercise] = {}
     if not root.is_dir():
         return out
+    import yaml  # here, not at the top: the app's start reads the catalog from its cache
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML has it
     for meta in sorted(root.glob("*/exercise.yaml")):
-        data = yaml.load(meta.read_text(encoding="utf-8"), Loader=_Loader)
+        data = yaml.load(meta.read_text(encoding="utf-8"), Loader=loader)
         out[data["id"]] = Exercise(
             id=data["id"], title=data["title"], topic=data["topic"], difficulty=int(data["difficulty"]),
             statement=data["statement"], hints=tuple(data.get("hints", ())), folder=meta.parent,
         )
     return out
+
+
+def load_catalog_cached() -> dict[str, Exercise]:
+    """`load_catalog()` of the shipped exercises, from the start-up cache while no exercise.yaml changed."""
+    root = paths.shipped_exercises_dir()
+    files = sorted(root.glob("*/exercise.yaml")) if root.is_dir() else []
+    return cached("catalog", files, load_catalog, dict)

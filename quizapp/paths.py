@@ -19,6 +19,16 @@ def data_dir() -> Path:
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
+def cache_dir() -> Path:
+    """Rebuildable data (the parsed bank): under $QUIZAPP_HOME if set, else the platform's cache dir."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        return Path(override).expanduser() / "cache"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir(APP_NAME, appauthor=False))
+
+
 def db_path() -> Path:
     return data_dir() / "progress.sqlite3"
 

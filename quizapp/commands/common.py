@@ -35,9 +35,9 @@ def open_store():
 
 def load_bank_reporting():
     """The bank from the shipped and user packs; bad files are named on stderr and left out."""
-    from quizapp.bank import load_bank
+    from quizapp.bank.cache import load_bank_cached
 
-    bank = load_bank()
+    bank = load_bank_cached()
     if bank.errors:
         fail(f"{len(bank.errors)} problem(s) in question files; those files were skipped:")
         for error in bank.errors:

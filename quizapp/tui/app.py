@@ -12,8 +12,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from quizapp.bank import Bank, load_bank
-from quizapp.catalog import Exercise, load_catalog
+from quizapp.bank.cache import load_bank_cached
+from quizapp.bank.model import Bank
+from quizapp.catalog import Exercise, load_catalog_cached
 from quizapp.study.store import Store, StoreError, utcnow
 from quizapp.tui.context import StudyContext
 from quizapp.tui.grading import default_grader_cmd
@@ -62,11 +63,11 @@ class QuizApp(App[int]):
         catalog, catalog_error = self._catalog, None
         if catalog is None:
             try:
-                catalog = load_catalog()
+                catalog = load_catalog_cached()
             except Exception as exc:  # noqa: BLE001 - a broken exercise.yaml must not stop the app
                 catalog, catalog_error = {}, f"the exercises could not be read: {exc}"
         context = StudyContext(
-            bank=self._bank if self._bank is not None else load_bank(), store=store, catalog=catalog,
+            bank=self._bank if self._bank is not None else load_bank_cached(), store=store, catalog=catalog,
             work_dir=self._work_dir or Path.cwd(), grader_cmd=self._grader_cmd or default_grader_cmd(),
             clock=self._now or utcnow, catalog_error=catalog_error,
         )
