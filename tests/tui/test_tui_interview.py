@@ -174,3 +174,25 @@ def test_report_card_snapshot(snap_compare, make_app):
         await pilot.pause()
 
     assert snap_compare(app, run_before=show_card, terminal_size=SIZE)
+
+
+async def test_review_card_key_points_suggest_the_rating(make_app):
+    from quizapp.tui.messages import StudyRequested
+
+    app = make_app(bank=interview_bank())
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(StudyRequested("scaling"))
+        await pilot.pause()
+        assert app.screen.question.id == "iv-card"
+        await pilot.press("enter")  # the model answer and the key points
+        await pilot.pause()
+        assert app.screen.query_one(KeyPointList).has_focus
+        assert app.screen.rating_bar.selected == 1  # nothing ticked yet: Again
+        await pilot.press("space", "down", "space")
+        await pilot.pause()
+        assert app.screen.rating_bar.selected == 2  # 2 of 3: Hard
+        await pilot.press("tab", "enter")
+        await pilot.pause()
+    with Store.open() as store:
+        (row,) = [r for r in store.answers() if r["question_id"] == "iv-card"]
+        assert row["rating"] == 2 and row["response"] == '{"covered": [0, 1]}'

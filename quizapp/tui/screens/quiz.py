@@ -21,6 +21,7 @@ from quizapp.study.schedule import default_rating
 from quizapp.study.store import StoreError
 from quizapp.tui.context import StudyContext
 from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
+from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.rating import RatingBar
 
 KINDS = {"single": "one answer", "multi": "all that apply", "numeric": "a number", "text": "a short answer",
@@ -153,12 +154,25 @@ class QuizScreen(Screen):
             await pane.mount(Markdown(why_not_markdown(others, "The other wrong choices"), id="why-not-others"))
         suggested = default_rating(verdict.correct)
         caption = ("How well did you know it? " if verdict.correct is None else "Suggested rating from your answer; ")
+        points = KeyPointList(q.key_points, id="key-points") if q.key_points else None
+        if points is not None:
+            # A card with key points: ticking them suggests the rating; Tab then reaches the rating.
+            await pane.mount(points)
+            suggested = points.suggested
+            caption = "Tick the points you covered (space), then Tab: the rating follows your ticks; "
         bar = self.rating_bar = RatingBar(self.context.preview(q), suggested, id="rating")
         await self.query_one("#rating-dock").mount(
             Static(caption + "Enter accepts, 1-4 rate at once, ←→ change.", classes="dim rating-caption"), bar)
-        bar.focus()
+        (points or bar).focus()
         # Once the explanation is laid out, bring the verdict to the top: it may be below the fold.
         self.call_after_refresh(pane.scroll_to_widget, verdict_line, top=True, animate=False)
+
+    @on(KeyPointList.SelectedChanged, "#key-points")
+    def _ticked(self, event: KeyPointList.SelectedChanged) -> None:
+        points = self.query_one("#key-points", KeyPointList)
+        if self.pending is not None and self.rating_bar is not None:
+            self.pending.response = {"covered": points.covered}
+            self.rating_bar.selected = points.suggested
 
     # -- saving -----------------------------------------------------------------------------
 
