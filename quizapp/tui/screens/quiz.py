@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on
@@ -20,6 +20,8 @@ from quizapp.bank.shuffle import why_not_lines, why_not_markdown
 from quizapp.study.schedule import default_rating
 from quizapp.study.store import StoreError
 from quizapp.tui.context import StudyContext
+from quizapp.tui.screens.summary import SummaryScreen
+from quizapp.tui.session import Answered, SessionResult
 from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
 from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.rating import RatingBar
@@ -28,21 +30,6 @@ KINDS = {"single": "one answer", "multi": "all that apply", "numeric": "a number
          "order": "put in order", "card": "open question"}
 EMPTY = {"single": "Pick a choice first (1-9, or ↑↓).", "multi": "Pick at least one choice (1-9, or space).",
          "numeric": "Type a number first.", "text": "Type an answer first."}
-
-
-@dataclass
-class Answered:
-    question: Question
-    correct: bool | None
-    rating: int
-
-
-@dataclass
-class SessionResult:
-    title: str
-    topic: str | None = None  # None: the review queue
-    answered: list[Answered] = field(default_factory=list)
-    total: int = 0
 
 
 @dataclass
@@ -214,8 +201,6 @@ class QuizScreen(Screen):
             self.save(self.rating_bar.selected)
 
     def finish(self) -> None:
-        from quizapp.tui.screens.summary import SummaryScreen
-
         if self.result.answered:
             self.app.switch_screen(SummaryScreen(self.context, self.result))
         else:

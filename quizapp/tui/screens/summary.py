@@ -13,7 +13,7 @@ from textual.widgets import Footer, Header, Static
 from quizapp.study.schedule import RATING_NAMES
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
-from quizapp.tui.screens.quiz import SessionResult
+from quizapp.tui.session import SessionResult
 from quizapp.tui.widgets.answers import inline_text
 
 
