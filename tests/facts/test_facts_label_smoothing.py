@@ -1,11 +1,34 @@
-"""Facts taught by questions/label-smoothing.yaml, checked against torch's label_smoothing."""
+"""Facts taught by questions/label-smoothing.yaml, checked against torch's label_smoothing.
+
+Each single or multi question's test settles every choice with torch (`# choice N` beside the
+assertion, N its index in the file) and then checks that the file's key is exactly the set of
+choices found true.
+"""
 
 import math
+import re
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "label-smoothing.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _smoothed_target(label: int, num_classes: int, eps: float) -> torch.Tensor:
@@ -24,14 +47,18 @@ def test_torch_smooths_towards_eps_over_k_on_every_class():
     torch.manual_seed(0)
     logits = torch.randn(1, 4, dtype=torch.float64)
     target = torch.tensor([0])
+    loss = F.cross_entropy(logits, target, label_smoothing=0.1).item()
+
+    def same_loss_as(dist):
+        return loss == pytest.approx(F.cross_entropy(logits, torch.tensor([dist], dtype=torch.float64)).item(), rel=1e-9)
+
     q = _smoothed_target(0, 4, 0.1)
     assert q.tolist() == pytest.approx([0.925, 0.025, 0.025, 0.025])
-
-    loss = F.cross_entropy(logits, target, label_smoothing=0.1)
-    assert loss.item() == pytest.approx(F.cross_entropy(logits, q[None]).item(), rel=1e-12)
-    # the eps/(K-1) variant is a different loss
-    variant = torch.tensor([[0.9, 0.1 / 3, 0.1 / 3, 0.1 / 3]], dtype=torch.float64)
-    assert loss.item() != pytest.approx(F.cross_entropy(logits, variant).item(), rel=1e-6)
+    assert same_loss_as([0.925, 0.025, 0.025, 0.025])  # choice 3: true
+    assert not same_loss_as([0.9, 0.1 / 3, 0.1 / 3, 0.1 / 3])  # choice 0: the eps/(K-1) variant
+    assert not same_loss_as([0.9, 0.025, 0.025, 0.025])  # choice 1: sums to 0.975
+    assert not same_loss_as([0.9, 0.1, 0.1, 0.1])  # choice 2: sums to 1.2
+    assert _right("ls-target-distribution") == {3}
 
 
 @pytest.mark.verifies("ls-ce-value")
@@ -39,8 +66,9 @@ def test_smoothed_cross_entropy_value():
     logits = torch.tensor([[2.0, 1.0, 0.0]])
     target = torch.tensor([0])
     assert F.cross_entropy(logits, target).item() == pytest.approx(0.4076, abs=1e-4)
-    assert F.cross_entropy(logits, target, label_smoothing=0.1).item() == pytest.approx(0.5076, abs=1e-4)
-    assert nn.CrossEntropyLoss(label_smoothing=0.1)(logits, target).item() == pytest.approx(0.5076, abs=1e-4)
+    key = _questions()["ls-ce-value"].answer
+    assert F.cross_entropy(logits, target, label_smoothing=0.1).item() == pytest.approx(key, abs=1e-4)
+    assert nn.CrossEntropyLoss(label_smoothing=0.1)(logits, target).item() == pytest.approx(key, abs=1e-4)
 
 
 @pytest.mark.verifies("ls-minimum-loss", "ls-logit-gap")
@@ -48,7 +76,7 @@ def test_minimum_loss_is_the_entropy_of_the_smoothed_target():
     k, eps = 10, 0.1
     q = _smoothed_target(0, k, eps)
     floor = _entropy(q)
-    assert floor == pytest.approx(0.5003, abs=1e-4)
+    assert floor == pytest.approx(_questions()["ls-minimum-loss"].answer, abs=1e-4)
 
     target = torch.tensor([0])
     at_optimum = F.cross_entropy(q.log()[None], target, label_smoothing=eps).item()
@@ -59,6 +87,7 @@ def test_minimum_loss_is_the_entropy_of_the_smoothed_target():
         logits[0, 0] = gap
         return F.cross_entropy(logits, target, label_smoothing=eps).item()
 
+    # choice 0: true. The minimum sits at the finite gap ln 91, then the loss grows by 0.09 per unit.
     best_gap = math.log(91)
     assert best_gap == pytest.approx(4.5109, abs=1e-4)
     assert loss_at_gap(best_gap) == pytest.approx(floor, rel=1e-9)
@@ -69,7 +98,11 @@ def test_minimum_loss_is_the_entropy_of_the_smoothed_target():
     assert loss_at_gap(5) == pytest.approx(0.509, abs=1e-3)
     assert loss_at_gap(10) == pytest.approx(0.900, abs=1e-3)
     assert loss_at_gap(20) == pytest.approx(1.800, abs=1e-3)
-    assert loss_at_gap(40) - loss_at_gap(30) == pytest.approx(0.9, abs=1e-3)  # slope 0.09
+    assert loss_at_gap(40) - loss_at_gap(30) == pytest.approx(0.9, abs=1e-3)  # choice 0: slope 0.09
+    assert loss_at_gap(40) > loss_at_gap(20) > 0.5  # choice 1: false, it does not go towards 0
+    assert loss_at_gap(20) > floor + 1.0  # choice 2: false, it does not stay at the floor
+    assert loss_at_gap(0) != pytest.approx(loss_at_gap(10))  # choice 3: false, it depends on the gap
+    assert _right("ls-logit-gap") == {0}
 
 
 @pytest.mark.verifies("ls-torch-semantics")
@@ -82,9 +115,9 @@ def test_label_smoothing_semantics_in_cross_entropy():
 
     loss = F.cross_entropy(logits, target, label_smoothing=eps)
     decomposed = (1 - eps) * F.cross_entropy(logits, target) + eps * (-logp.mean(-1)).mean()
-    assert loss.item() == pytest.approx(decomposed.item(), rel=1e-6)
+    assert loss.item() == pytest.approx(decomposed.item(), rel=1e-6)  # choice 0: true
 
-    # probability targets are smoothed too: p -> (1 - eps) p + eps / K
+    # choice 1: true. Probability targets are smoothed too: p -> (1 - eps) p + eps / K
     p = torch.softmax(torch.randn(6, k), -1)
     smoothed_p = (1 - eps) * p + eps / k
     assert F.cross_entropy(logits, p, label_smoothing=eps).item() == pytest.approx(
@@ -92,18 +125,33 @@ def test_label_smoothing_semantics_in_cross_entropy():
     assert F.cross_entropy(logits, F.one_hot(target, k).float(), label_smoothing=eps).item() == pytest.approx(
         loss.item(), rel=1e-6)
 
+    # choice 2: false. Above 1 raises, but below 0 is accepted silently and acts as 0; 1.0 is allowed.
     with pytest.raises(RuntimeError, match="label_smoothing"):
         F.cross_entropy(logits, target, label_smoothing=1.5)
+    with pytest.raises(RuntimeError, match="label_smoothing"):
+        nn.CrossEntropyLoss(label_smoothing=1.5)(logits, target)
+    plain = F.cross_entropy(logits, target).item()
+    assert F.cross_entropy(logits, target, label_smoothing=-0.1).item() == plain
+    assert nn.CrossEntropyLoss(label_smoothing=-0.1)(logits, target).item() == plain
+    assert math.isfinite(F.cross_entropy(logits, target, label_smoothing=1.0).item())
 
-    # ignore_index rows leave both terms and the mean's count
+    # choice 3: true. ignore_index rows leave both terms and the mean's count
     padded = torch.tensor([0, -100, 2, -100, 4, 0])
     keep = padded != -100
     expected = F.cross_entropy(logits[keep], padded[keep], label_smoothing=eps)
     assert F.cross_entropy(logits, padded, label_smoothing=eps).item() == pytest.approx(expected.item(), rel=1e-6)
 
-    # the true class gets 1 - eps + eps/K, not 1 - eps
-    wrong = (1 - eps) * F.one_hot(target, k).float() + eps / (k - 1) * (1 - F.one_hot(target, k).float())
-    assert loss.item() != pytest.approx(F.cross_entropy(logits, wrong).item(), rel=1e-4)
+    # choice 4: false. The loss module has no parameters or state that could reach the model.
+    module = nn.CrossEntropyLoss(label_smoothing=eps)
+    assert list(module.parameters()) == [] and module.state_dict() == {}
+
+    # choice 5: false. The gradient p - q reveals the target: the true class gets 1 - eps + eps/K
+    z = logits[:1].clone().requires_grad_(True)
+    F.cross_entropy(z, target[:1], label_smoothing=eps).backward()
+    q = z.detach().softmax(-1)[0] - z.grad[0]
+    assert q[0].item() == pytest.approx(1 - eps + eps / k, rel=1e-5)
+    assert q[0].item() != pytest.approx(1 - eps, rel=1e-3)
+    assert _right("ls-torch-semantics") == {0, 1, 3}
 
 
 @pytest.mark.verifies("ls-gradient")
@@ -114,20 +162,25 @@ def test_gradient_is_softmax_minus_smoothed_target():
     F.cross_entropy(z, torch.tensor([0]), label_smoothing=eps).backward()
     q = _smoothed_target(0, k, eps)
     p = z.detach().softmax(-1)[0]
-    assert torch.allclose(z.grad[0], p - q)
-    assert not torch.allclose(z.grad[0], p - F.one_hot(torch.tensor(0), k).double())
-    assert not torch.allclose(z.grad[0], (1 - eps) * (p - F.one_hot(torch.tensor(0), k).double()))
+    one_hot = F.one_hot(torch.tensor(0), k).double()
+    assert torch.allclose(z.grad[0], p - q)  # choice 2: true
+    assert not torch.allclose(z.grad[0], p - one_hot)  # choice 0: false
+    assert not torch.allclose(z.grad[0], (1 - eps) * (p - one_hot))  # choice 1: false
+    assert not torch.allclose(z.grad[0], q - p)  # choice 3: false
+    assert _right("ls-gradient") == {2}
 
 
 @pytest.mark.verifies("ls-min-loss-order")
 def test_minimum_loss_order():
-    settings = [(0.0, 10), (0.05, 10), (0.1, 10), (0.2, 10), (0.1, 1000)]
-    floors = [_entropy(_smoothed_target(0, k, eps)) for eps, k in settings]
-    assert floors == sorted(floors)
-    assert floors == pytest.approx([0.0, 0.282, 0.500, 0.867, 1.015], abs=1e-3)
+    # the settings in the file's order, which is the keyed order: it must rise strictly
+    items = _questions()["ls-min-loss-order"].items
+    settings = [tuple(float(v) for v in re.findall(r"= ([0-9.]+)", item)) for item in items]
+    floors = [_entropy(_smoothed_target(0, int(k), eps)) for eps, k in settings]
+    assert all(a < b for a, b in zip(floors, floors[1:]))
+    assert floors == pytest.approx([0.0, 0.282, 0.500, 0.867, 1.015], abs=1e-3)  # the explanation's figures
     # the floor is what torch's loss reaches at p = q
     for (eps, k), floor in zip(settings[1:], floors[1:]):
-        logits = _smoothed_target(0, k, eps).log()[None]
+        logits = _smoothed_target(0, int(k), eps).log()[None]
         assert F.cross_entropy(logits, torch.tensor([0]), label_smoothing=eps).item() == pytest.approx(floor)
 
 
