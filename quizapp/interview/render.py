@@ -50,7 +50,7 @@ def topic_table(card: ReportCard) -> Table:
     table.add_column("answered", justify="right")
     for t in card.topics:
         table.add_row(t.title, Text(f"{t.score:.0%}", style=score_style(t.score)), str(t.right),
-                      f"{t.answered}/{t.asked}")
+                      f"{t.answered}/{t.asked}" if t.asked else "exercise only")
     return table
 
 

@@ -22,6 +22,13 @@ class InterviewRequest:
 
 
 class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
+    # Fifteen topics must not push the buttons off a 30-line terminal: the list scrolls instead.
+    DEFAULT_CSS = """
+    InterviewSetupScreen #setup-topics { height: auto; max-height: 8; }
+    InterviewSetupScreen #interview-setup > Static { margin-bottom: 0; }
+    InterviewSetupScreen #minutes { width: 12; }
+    """
+
     BINDINGS = [
         Binding("ctrl+s", "start", "Start", id="start", tooltip="Start the interview and its clock"),
         Binding("escape", "dismiss(None)", "Cancel", id="cancel", tooltip="Back without an interview"),
