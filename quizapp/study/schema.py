@@ -44,6 +44,32 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX grades_exercise ON grades(exercise_id);
     CREATE INDEX grades_time ON grades(graded_at);
     """,
+    # 2: a stable id per answer and grade (a JSON import merges by it), mock interviews, settings
+    """
+    ALTER TABLE answers ADD COLUMN uid TEXT;
+    UPDATE answers SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+    CREATE UNIQUE INDEX answers_uid ON answers(uid);
+
+    ALTER TABLE grades ADD COLUMN uid TEXT;
+    UPDATE grades SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+    CREATE UNIQUE INDEX grades_uid ON grades(uid);
+
+    CREATE TABLE interviews (
+        id           INTEGER PRIMARY KEY,
+        uid          TEXT NOT NULL UNIQUE,
+        started_at   TEXT NOT NULL,                 -- ISO 8601, UTC
+        finished_at  TEXT NOT NULL,                 -- ISO 8601, UTC
+        minutes      REAL NOT NULL,
+        score        REAL NOT NULL,                 -- 0..1
+        report       TEXT NOT NULL                  -- the interview's report card as JSON
+    );
+    CREATE INDEX interviews_time ON interviews(started_at);
+
+    CREATE TABLE settings (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL                        -- JSON
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

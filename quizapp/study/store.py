@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -44,6 +45,21 @@ class GradeRecord:
     device: str | None
     duration_s: float | None
     file_path: str | None
+
+
+@dataclass(frozen=True)
+class InterviewRecord:
+    uid: str
+    started_at: datetime
+    finished_at: datetime
+    minutes: float
+    score: float
+    report: dict
+
+
+def new_uid() -> str:
+    """A stable id for one record, the same on every machine it travels to."""
+    return uuid.uuid4().hex
 
 
 class Store:
@@ -156,9 +172,9 @@ class Store:
             row = conn.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()
             card_json, due = reschedule(row[0] if row else None)
             conn.execute(
-                "INSERT INTO answers (question_id, topic, answered_at, correct, rating, duration_ms, response)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (question_id, topic, iso(at), None if correct is None else int(correct), rating,
+                "INSERT INTO answers (uid, question_id, topic, answered_at, correct, rating, duration_ms, response)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (new_uid(), question_id, topic, iso(at), None if correct is None else int(correct), rating,
                  duration_ms, json.dumps(response)),
             )
             conn.execute(
@@ -174,13 +190,51 @@ class Store:
                      report: dict | None = None, at: datetime | None = None) -> None:
         with self.transaction() as conn:
             conn.execute(
-                "INSERT INTO grades (exercise_id, graded_at, file_path, file_hash, device, status,"
-                " checks_passed, checks_total, duration_s, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (exercise_id, iso(at or utcnow()), file_path, file_hash, device, status,
+                "INSERT INTO grades (uid, exercise_id, graded_at, file_path, file_hash, device, status,"
+                " checks_passed, checks_total, duration_s, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (new_uid(), exercise_id, iso(at or utcnow()), file_path, file_hash, device, status,
                  checks_passed, checks_total, duration_s, json.dumps(report) if report else None),
             )
 
+    def record_interview(self, *, started_at: datetime, finished_at: datetime, minutes: float, score: float,
+                         report: dict) -> str:
+        """Keep one finished mock interview; returns its uid."""
+        if not -1e-9 <= score <= 1.0 + 1e-9:  # a weighted mean may overshoot 1 by a rounding error
+            raise ValueError(f"an interview score is a fraction from 0 to 1, got {score!r}")
+        score = min(1.0, max(0.0, float(score)))
+        uid = new_uid()
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO interviews (uid, started_at, finished_at, minutes, score, report) VALUES (?, ?, ?, ?, ?, ?)",
+                (uid, iso(started_at), iso(finished_at), float(minutes), float(score), json.dumps(report)),
+            )
+        return uid
+
+    def set_setting(self, key: str, value) -> None:
+        """Store a JSON-able value under key (replacing any earlier one)."""
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)"
+                         " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, json.dumps(value)))
+
+    def delete_setting(self, key: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+
     # -- reads ------------------------------------------------------------------------------
+
+    def interviews(self) -> list[InterviewRecord]:
+        """Every kept interview, oldest first."""
+        rows = self.conn.execute("SELECT uid, started_at, finished_at, minutes, score, report FROM interviews"
+                                 " ORDER BY started_at, id")
+        return [InterviewRecord(uid, datetime.fromisoformat(start), datetime.fromisoformat(end), minutes, score,
+                                json.loads(report))
+                for uid, start, end, minutes, score, report in rows]
+
+    def setting(self, key: str, default=None):
+        """The JSON value stored under key, or default."""
+        row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
 
     def card_json(self, question_id: str) -> str | None:
         row = self.conn.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()
