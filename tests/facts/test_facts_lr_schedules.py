@@ -1,7 +1,15 @@
-"""Facts taught by questions/lr-schedules.yaml, checked by running torch's schedulers."""
+"""Facts taught by questions/lr-schedules.yaml, checked by running torch's schedulers.
+
+Each single or multi question's test settles every choice (`# choice N` beside the assertion, N
+its index in the file) and then checks that the file's key is exactly the set found true.
+Rests on a source other than torch: sched-past-total's two transformers schedules, re-created
+here from the formulas in transformers' `optimization.py` (as REFERENCE-FACTS.md gives them).
+"""
 
 import math
 import warnings
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,6 +21,21 @@ from torch.optim.lr_scheduler import (
     SequentialLR,
     StepLR,
 )
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "lr-schedules.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _sgd(lr=1.0, **kwargs):
@@ -69,15 +92,19 @@ def test_lambdalr_sets_initial_lr_times_factor_in_every_group():
 
 @pytest.mark.verifies("sched-lambdalr-first-step")
 def test_first_optimizer_step_runs_at_lambda_of_zero():
-    _, optimizer = _sgd(lr=0.1)
-    scheduler = LambdaLR(optimizer, _warmup(10))
-    assert _lr(optimizer) == 0.0  # the constructor already applied lambda(0)
+    _, optimizer = _sgd(lr=1e-3)
+    scheduler = LambdaLR(optimizer, lambda s: min(1.0, s / 100))
+    # before any batch is drawn, the constructor has already applied lambda(0)
+    assert _lr(optimizer) == 0.0  # choice 2: true; choice 3: false, no loader involved
+    assert _lr(optimizer) != pytest.approx(1e-5)  # choice 0: false
+    assert _lr(optimizer) != pytest.approx(1e-3)  # choice 1: false
     _advance(optimizer, scheduler, 1)
-    assert _lr(optimizer) == pytest.approx(0.1 / 10)
+    assert _lr(optimizer) == pytest.approx(1e-3 / 100)
     # a (step + 1) / W lambda starts at base_lr / W instead of wasting a step at lr 0
-    _, optimizer = _sgd(lr=0.1)
-    LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 10))
-    assert _lr(optimizer) == pytest.approx(0.1 / 10)
+    _, optimizer = _sgd(lr=1e-3)
+    LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 100))
+    assert _lr(optimizer) == pytest.approx(1e-5)
+    assert _right("sched-lambdalr-first-step") == {2}
 
 
 @pytest.mark.verifies("sched-step-order")
@@ -118,18 +145,21 @@ def test_epoch_designed_steplr_stepped_per_batch_decays_after_30_batches():
     scheduler = StepLR(optimizer, step_size=30, gamma=0.1)
     _advance(optimizer, scheduler, 29)
     assert _lr(optimizer) == pytest.approx(0.1)
-    _advance(optimizer, scheduler, 1)
-    assert _lr(optimizer) == pytest.approx(0.01)
+    _advance(optimizer, scheduler, 1)  # choice 2: false, the 30th and 31st calls raise nothing
+    assert _lr(optimizer) == pytest.approx(0.01)  # choice 3: true; choices 0 and 1: false
     _advance(optimizer, scheduler, 500 - 30)  # end of the first 500-batch epoch
-    assert _lr(optimizer) == pytest.approx(0.1 * 0.1 ** (500 // 30))
+    assert _lr(optimizer) == pytest.approx(0.1 * 0.1 ** 16)  # choice 3: sixteen decays
+    assert 500 // 30 == 16
+    assert _right("sched-step-vs-epoch") == {3}
 
 
 @pytest.mark.verifies("sched-onecycle")
 def test_onecycle_defaults():
-    _, optimizer = _sgd(lr=123.0, momentum=0.9)  # the optimizer's own lr is ignored
+    _, optimizer = _sgd(lr=0.1, momentum=0.9)
     scheduler = OneCycleLR(optimizer, max_lr=1.0, total_steps=100)
-    assert _lr(optimizer) == pytest.approx(1.0 / 25)
-    assert optimizer.param_groups[0]["momentum"] == pytest.approx(0.95)
+    assert _lr(optimizer) == pytest.approx(1.0 / 25)  # choice 0: true
+    assert _lr(optimizer) != pytest.approx(0.1)  # choice 4: false, the optimizer's lr is ignored
+    assert optimizer.param_groups[0]["momentum"] == pytest.approx(0.95)  # choice 3: false, not 0.9
     lrs, momenta = [], []
     for step in range(100):
         lrs.append(_lr(optimizer))
@@ -138,13 +168,14 @@ def test_onecycle_defaults():
         if step < 99:
             scheduler.step()
     peak = max(range(100), key=lrs.__getitem__)
-    assert peak == 29  # pct_start=0.3: the peak is reached 30% of the way in
+    assert peak == 29  # choice 1: true, pct_start=0.3
     assert lrs[peak] == pytest.approx(1.0)
-    assert momenta[peak] == pytest.approx(0.85)
-    assert lrs[-1] == pytest.approx(1.0 / 25 / 1e4)
+    assert momenta[peak] == pytest.approx(0.85)  # choice 3: false, momentum cycles
+    assert lrs[-1] == pytest.approx(1.0 / 25 / 1e4)  # choice 2: true, 4e-6
     scheduler.step()  # the 100th step lands exactly on total_steps: still allowed
     with pytest.raises(ValueError):
-        scheduler.step()
+        scheduler.step()  # choice 5: false, it raises instead of holding
+    assert _right("sched-onecycle") == {0, 1, 2}
 
 
 @pytest.mark.verifies("sched-warmup-cosine-value")
@@ -160,14 +191,14 @@ def test_warmup_cosine_value_with_floor():
         milestones=[warmup],
     )
     _advance(optimizer, scheduler, 400)
-    assert _lr(optimizer) == pytest.approx(2.325e-4, rel=1e-6)
+    assert _lr(optimizer) == pytest.approx(_questions()["sched-warmup-cosine-value"].answer, rel=1e-6)
     _advance(optimizer, scheduler, 600)
     assert _lr(optimizer) == pytest.approx(3e-5, rel=1e-6)
 
 
 @pytest.mark.verifies("sched-past-total")
 def test_which_schedules_rise_past_their_end():
-    # transformers' cosine: max(0, ...) never acts, the lr climbs back up past total_steps
+    # choice 0: true. transformers' cosine: max(0, ...) never acts, the lr climbs back up
     _, optimizer = _sgd(lr=1.0)
     scheduler = LambdaLR(optimizer, _hf_cosine(10, 100))
     _advance(optimizer, scheduler, 100)
@@ -177,7 +208,7 @@ def test_which_schedules_rise_past_their_end():
     _advance(optimizer, scheduler, 86)
     assert _lr(optimizer) == pytest.approx(1.0)  # a full period later: back at the peak
 
-    # torch's CosineAnnealingLR is periodic too
+    # choice 1: true. torch's CosineAnnealingLR is periodic too
     _, optimizer = _sgd(lr=1.0)
     scheduler = CosineAnnealingLR(optimizer, T_max=10)
     _advance(optimizer, scheduler, 10)
@@ -185,23 +216,24 @@ def test_which_schedules_rise_past_their_end():
     _advance(optimizer, scheduler, 5)
     assert _lr(optimizer) == pytest.approx(0.5)
 
-    # transformers' linear schedule stays at 0
+    # choice 2: false. transformers' linear schedule stays at 0
     _, optimizer = _sgd(lr=1.0)
     scheduler = LambdaLR(optimizer, _hf_linear(10, 100))
     _advance(optimizer, scheduler, 150)
     assert _lr(optimizer) == 0.0
 
-    # LinearLR holds end_factor
+    # choice 3: false. LinearLR holds end_factor
     _, optimizer = _sgd(lr=1.0)
     scheduler = LinearLR(optimizer, start_factor=1.0, end_factor=0.1, total_iters=10)
     _advance(optimizer, scheduler, 50)
     assert _lr(optimizer) == pytest.approx(0.1)
 
-    # OneCycleLR refuses to go past total_steps
+    # choice 4: false. OneCycleLR refuses to go past total_steps
     _, optimizer = _sgd(lr=1.0)
     scheduler = OneCycleLR(optimizer, max_lr=1.0, total_steps=10)
     with pytest.raises(ValueError):
         _advance(optimizer, scheduler, 11)
+    assert _right("sched-past-total") == {0, 1}
 
 
 def _checkpoint_at(step):
