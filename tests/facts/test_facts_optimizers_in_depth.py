@@ -1,0 +1,244 @@
+"""Facts taught by questions/optimizers-in-depth.yaml, checked by running torch's optimizers."""
+
+import math
+
+import pytest
+import torch
+
+
+def scalar(value: float) -> torch.nn.Parameter:
+    return torch.nn.Parameter(torch.tensor([value], dtype=torch.float64))
+
+
+def step_once(optimizer, params, grads) -> None:
+    for p, g in zip(params, grads):
+        p.grad = None if g is None else torch.full_like(p, g)
+    optimizer.step()
+
+
+@pytest.mark.verifies("oid-adam-moments")
+def test_adam_keeps_elementwise_moving_averages_of_g_and_g_squared():
+    torch.manual_seed(0)
+    p = torch.nn.Parameter(torch.zeros(3, 2, dtype=torch.float64))
+    beta1, beta2 = 0.9, 0.999
+    optimizer = torch.optim.Adam([p], betas=(beta1, beta2))
+    grads = [torch.randn(3, 2, dtype=torch.float64) for _ in range(5)]
+    m = torch.zeros_like(p)
+    v = torch.zeros_like(p)
+    for g in grads:
+        p.grad = g.clone()
+        optimizer.step()
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+    state = optimizer.state[p]
+    # choice 2: exponential moving averages of g and g², element by element
+    assert torch.allclose(state["exp_avg"], m) and torch.allclose(state["exp_avg_sq"], v)
+    # choice 1: not one number per tensor; the state has the parameter's shape
+    assert state["exp_avg"].shape == p.shape and state["exp_avg_sq"].shape == p.shape
+    # choice 0: not a plain running mean of the gradients
+    assert not torch.allclose(state["exp_avg"], torch.stack(grads).mean(0))
+    # choice 3: built from gradients, not from the parameter values or the updates
+    assert not torch.allclose(state["exp_avg_sq"], (p.detach() ** 2) * (1 - beta2 ** 5))
+
+
+@pytest.mark.verifies("oid-v-bias-correction")
+def test_second_moment_bias_correction_at_step_10():
+    p = scalar(0.0)
+    optimizer = torch.optim.Adam([p], betas=(0.9, 0.999))
+    g = 3.0
+    for _ in range(10):
+        step_once(optimizer, [p], [g])
+    factor = g * g / optimizer.state[p]["exp_avg_sq"].item()  # what turns v_10 back into g²
+    assert factor == pytest.approx(100.45, rel=1e-3)
+    assert factor == pytest.approx(1 / (1 - 0.999 ** 10), rel=1e-9)
+    assert 1 / (1 - 0.9 ** 10) == pytest.approx(1.54, abs=0.005)  # the first moment's, for contrast
+
+
+@pytest.mark.verifies("oid-adam-first-step")
+def test_adams_first_step_is_lr_whatever_the_gradient_size():
+    moves = {}
+    for g in (5000.0, 0.01):
+        p = scalar(0.0)
+        step_once(torch.optim.Adam([p], lr=1e-3), [p], [g])
+        moves[g] = abs(p.item())
+    assert moves[5000.0] == pytest.approx(0.001, rel=1e-9)
+    assert moves[0.01] == pytest.approx(0.001 * 0.01 / (0.01 + 1e-8), rel=1e-9)
+
+
+@pytest.mark.verifies("oid-adamw-zero-grad-step")
+def test_adamw_decays_by_lr_times_weight_decay():
+    p = scalar(1.0)
+    step_once(torch.optim.AdamW([p], lr=0.1, weight_decay=0.5), [p], [0.0])
+    assert p.item() == pytest.approx(1.0 * (1 - 0.1 * 0.5), abs=1e-12)
+    assert p.item() == pytest.approx(0.95, abs=1e-4)
+
+
+@pytest.mark.verifies("oid-adam-l2-normalised")
+def test_adams_l2_decay_is_normalised_to_about_lr():
+    p = scalar(1.0)
+    step_once(torch.optim.Adam([p], lr=0.1, weight_decay=0.5), [p], [0.0])
+    assert p.item() == pytest.approx(0.9, abs=1e-6)  # choice 3
+    assert p.item() != pytest.approx(0.95, abs=1e-3)  # choice 0
+    assert p.item() != pytest.approx(1.0, abs=1e-3)  # choice 1
+    assert p.item() != pytest.approx(0.5, abs=1e-3)  # choice 2
+    # the "whatever wd is" of the explanation: a 100x larger decay gives the same first step
+    q = scalar(1.0)
+    step_once(torch.optim.Adam([q], lr=0.1, weight_decay=50.0), [q], [0.0])
+    assert q.item() == pytest.approx(p.item(), abs=1e-6)
+
+
+@pytest.mark.verifies("oid-adamw-default-decay")
+def test_default_weight_decays():
+    p = torch.nn.Parameter(torch.zeros(1))
+    adamw = torch.optim.AdamW([p]).defaults["weight_decay"]
+    adam = torch.optim.Adam([p]).defaults["weight_decay"]
+    assert adamw == 0.01  # choice 3
+    assert adam == 0  # choice 3's contrast, and choice 1 is false
+    assert adamw not in (0.1, 0, 1e-4)  # choices 0, 1, 2
+
+
+def _trajectory(make, steps: int = 6) -> list[float]:
+    torch.manual_seed(0)
+    p = torch.nn.Parameter(torch.randn(4, dtype=torch.float64))
+    optimizer = make([p])
+    gen = torch.Generator().manual_seed(1)
+    # gradients that shrink, so AMSGrad's running max differs from v
+    for k in range(steps):
+        p.grad = torch.randn(4, dtype=torch.float64, generator=gen) * (10.0 if k == 0 else 0.1)
+        optimizer.step()
+    return p.detach().tolist()
+
+
+@pytest.mark.verifies("oid-adamw-equivalents")
+def test_what_is_and_is_not_adamw():
+    target = _trajectory(lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1))
+
+    def same(make) -> bool:
+        return _trajectory(make) == pytest.approx(target, rel=0, abs=1e-12)
+
+    assert same(lambda ps: torch.optim.Adam(ps, lr=1e-3, weight_decay=0.1, decoupled_weight_decay=True))  # choice 0
+    assert not same(lambda ps: torch.optim.Adam(ps, lr=1e-3, weight_decay=0.1))  # choice 1
+    assert not same(lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1, amsgrad=True))  # choice 2
+    assert same(lambda ps: torch.optim.AdamW(ps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1))  # choice 3
+    assert not same(lambda ps: torch.optim.Adam(ps, lr=1e-3 * (1 - 0.1)))  # choice 4
+
+
+@pytest.mark.verifies("oid-adafactor-state")
+def test_adafactor_keeps_a_row_and_a_column_of_second_moments():
+    p = torch.nn.Parameter(torch.zeros(4096, 11008))
+    optimizer = torch.optim.Adafactor([p])
+    p.grad = torch.ones_like(p)
+    optimizer.step()
+    state = optimizer.state[p]
+    second_moment = sum(v.numel() for k, v in state.items() if k != "step")
+    assert set(state) == {"step", "row_var", "col_var"}  # and no first moment
+    assert second_moment == 15104
+    assert 4096 * 11008 == 45_088_768
+
+
+@pytest.mark.verifies("oid-sgd-momentum-bytes")
+def test_sgd_momentum_keeps_one_buffer_per_parameter():
+    p = torch.nn.Parameter(torch.zeros(1000))
+    optimizer = torch.optim.SGD([p], lr=0.1, momentum=0.9)
+    p.grad = torch.ones_like(p)
+    optimizer.step()
+    state_bytes = sum(t.numel() * t.element_size() for t in optimizer.state[p].values() if torch.is_tensor(t))
+    assert state_bytes / p.numel() == 4
+
+
+@pytest.mark.verifies("oid-zero-grad-none")
+def test_a_parameter_whose_grad_is_none_is_neither_stepped_nor_decayed():
+    a, b = scalar(1.0), scalar(1.0)
+    optimizer = torch.optim.AdamW([a, b], lr=0.1, weight_decay=0.1)
+    step_once(optimizer, [a, b], [1.0, 1.0])
+    optimizer.zero_grad()
+    assert a.grad is None and b.grad is None  # zero_grad sets None by default
+    before = b.item()
+    step_once(optimizer, [a, b], [1.0, None])
+    assert b.item() == before  # choice 2: untouched; so choices 0 and 3 are false and, as it ran, 1 too
+    # choice 3's "counts as zero" is what a real zero gradient does: the stored moments move it
+    step_once(optimizer, [a, b], [1.0, 0.0])
+    assert b.item() != before
+
+
+@pytest.mark.verifies("oid-adamw-step-order")
+def test_adamw_decays_before_the_adam_step():
+    p = scalar(2.0)
+    step_once(torch.optim.AdamW([p], lr=0.1, weight_decay=0.5, eps=0.0), [p], [1.0])
+    decay_first = 2.0 * (1 - 0.1 * 0.5) - 0.1 * 1.0
+    step_first = (2.0 - 0.1 * 1.0) * (1 - 0.1 * 0.5)
+    assert p.item() == pytest.approx(decay_first, abs=1e-12)
+    assert p.item() != pytest.approx(step_first, abs=1e-6)
+
+
+@pytest.mark.verifies("oid-amsgrad")
+def test_amsgrad_divides_by_the_running_max_of_v():
+    p = scalar(0.0)
+    optimizer = torch.optim.Adam([p], amsgrad=True)
+    for g in (1.0, 0.01, 0.01):
+        step_once(optimizer, [p], [g])
+    state = optimizer.state[p]
+    v, v_max = state["exp_avg_sq"].item(), state["max_exp_avg_sq"].item()
+    assert v_max > v  # choice 1: the largest v so far is kept beside v
+    assert v_max == pytest.approx(0.001, rel=1e-12)  # v after the first step: 0.001 · 1²
+    # the step uses v_max: recompute the third update by hand and compare
+    q = scalar(0.0)
+    plain = torch.optim.Adam([q])
+    for g in (1.0, 0.01, 0.01):
+        step_once(plain, [q], [g])
+    assert p.item() != pytest.approx(q.item(), rel=1e-6)  # it changes the steps
+    # choice 0: the square root is still there; choice 3: bias correction is still applied
+    m = plain.state[q]["exp_avg"].item()
+    t = 3
+    lr = 1e-3
+    expected_last = lr * (m / (1 - 0.9 ** t)) / (math.sqrt(v_max / (1 - 0.999 ** t)) + 1e-8)
+    moves = []
+    r = scalar(0.0)
+    ams = torch.optim.Adam([r], amsgrad=True)
+    for g in (1.0, 0.01, 0.01):
+        before = r.item()
+        step_once(ams, [r], [g])
+        moves.append(before - r.item())
+    assert moves[-1] == pytest.approx(expected_last, rel=1e-9)
+    # choice 2: no window of past gradients: the state holds only the moments and their max
+    assert set(state) == {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
+
+
+@pytest.mark.verifies("oid-fused-keyword")
+def test_adamw_has_a_fused_implementation():
+    p = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    q = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    fused = torch.optim.AdamW([p], lr=0.1, fused=True)
+    loop = torch.optim.AdamW([q], lr=0.1, foreach=False)
+    for optimizer, param in ((fused, p), (loop, q)):
+        param.grad = torch.tensor([0.3, 0.1])
+        optimizer.step()
+    assert torch.allclose(p, q)
+    assert fused.defaults["fused"] is True
+
+
+@pytest.mark.verifies("oid-adam-loss-scale")
+def test_scaling_the_loss_moves_sgd_and_clipping_but_not_adam_or_decay():
+    def run(optimizer_cls, scale, **kwargs):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 1).double()
+        optimizer = optimizer_cls(model.parameters(), **kwargs)
+        x, y = torch.randn(8, 4, dtype=torch.float64), torch.randn(8, 1, dtype=torch.float64)
+        norms = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            (scale * torch.nn.functional.mse_loss(model(x), y)).backward()
+            norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf")).item())
+            optimizer.step()
+        return torch.cat([p.detach().flatten() for p in model.parameters()]), norms
+
+    adam_1, norms_1 = run(torch.optim.Adam, 1.0, lr=1e-2, eps=1e-16)
+    adam_k, norms_k = run(torch.optim.Adam, 1000.0, lr=1e-2, eps=1e-16)
+    assert torch.allclose(adam_1, adam_k, rtol=0, atol=1e-9)  # choice 0
+    sgd_1, _ = run(torch.optim.SGD, 1.0, lr=1e-3)
+    sgd_k, _ = run(torch.optim.SGD, 1000.0, lr=1e-3)
+    assert not torch.allclose(sgd_1, sgd_k, atol=1e-3)  # choice 1
+    adamw_1, _ = run(torch.optim.AdamW, 1.0, lr=1e-2, eps=1e-16, weight_decay=0.1)
+    adamw_k, _ = run(torch.optim.AdamW, 1000.0, lr=1e-2, eps=1e-16, weight_decay=0.1)
+    assert torch.allclose(adamw_1, adamw_k, rtol=0, atol=1e-9)  # choice 2: the decay did not change
+    assert norms_k[0] == pytest.approx(1000 * norms_1[0], rel=1e-9)  # choice 3: the norm that clipping sees
