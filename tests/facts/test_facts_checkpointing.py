@@ -1,4 +1,9 @@
-"""Facts of questions/checkpointing.yaml, checked by saving and loading in memory with torch."""
+"""Facts of questions/checkpointing.yaml, checked by saving and loading in memory with torch.
+
+Each verified single or multi question's test settles every choice (`# choice N` beside the
+assertion, N its index in the file) and then checks that the file's key is exactly the set of
+choices found true.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,29 @@ import random
 import sys
 import types
 import zipfile
+from functools import cache
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "checkpointing.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 @dataclasses.dataclass
@@ -41,26 +64,41 @@ def test_whole_model_pickle_is_refused_and_tied_to_the_class_path():
     try:
         torch.manual_seed(0)
         net = mod.Net()
+        net.bn = nn.BatchNorm1d(2)
+        net.bn(torch.randn(8, 2) * 3 + 1)  # running statistics that differ from their initial values
         whole, weights = _save(net), _save(net.state_dict())
-        # the default (weights_only=True since 2.6) refuses a pickled module
+        # choice 2: true. The default (weights_only=True since 2.6) refuses a pickled module...
         with pytest.raises(pickle.UnpicklingError):
             _load(whole)
-        assert isinstance(_load(whole, weights_only=False), mod.Net)
-        # pickle stored a reference to quizapp_ckpt_fact_models.Net: once it is gone, loading fails
+        restored = _load(whole, weights_only=False)
+        assert isinstance(restored, mod.Net)
+        # choice 3: false. The pickled module keeps its buffers
+        assert torch.equal(restored.bn.running_mean, net.bn.running_mean)
+        assert torch.equal(restored.bn.running_var, net.bn.running_var)
+        assert not torch.equal(net.bn.running_mean, torch.zeros(2))
+        # choice 2: ...and pickle stored a reference to quizapp_ckpt_fact_models.Net: once it is gone, loading fails
         del mod.Net
         with pytest.raises(AttributeError):
             _load(whole, weights_only=False)
         # the state_dict loads into any module with the same structure
         fresh = nn.Module()
-        fresh.fc = nn.Linear(3, 2)
+        fresh.fc, fresh.bn = nn.Linear(3, 2), nn.BatchNorm1d(2)
         fresh.load_state_dict(_load(weights))
         assert torch.equal(fresh.fc.weight, net.fc.weight)
-        # both files are the same uncompressed zip container
+        # choice 0: false. Both files are the same uncompressed zip container, of about the same size
         for data in (whole, weights):
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist())
+        assert len(weights) > len(whole) / 2
+        # choice 1: false. The model's state_dict holds no optimizer state
+        opt = torch.optim.Adam(net.parameters())
+        net(torch.randn(4, 3)).sum().backward()
+        opt.step()
+        assert not any("exp_avg" in k or "step" in k for k in net.state_dict())
+        assert {"exp_avg", "exp_avg_sq", "step"} <= set(opt.state_dict()["state"][0])
     finally:
         sys.modules.pop(mod.__name__, None)
+    assert _right("ckpt-save-state-dict") == {2}
 
 
 @pytest.mark.verifies("ckpt-state-dict-keys")
@@ -70,11 +108,19 @@ def test_state_dict_holds_parameters_and_persistent_buffers_only():
     model(torch.randn(8, 3)).sum().backward()
     opt.step()
     model[1].register_buffer("scratch", torch.zeros(1), persistent=False)
-    assert list(model.state_dict()) == [
+    keys = list(model.state_dict())
+    assert keys == [
         "0.weight", "0.bias", "1.weight", "1.bias",
         "1.running_mean", "1.running_var", "1.num_batches_tracked",
     ]
-    assert "exp_avg" in opt.state_dict()["state"][0]  # optimizer state lives in the optimizer
+    assert "0.weight" in keys  # choice 0: true
+    assert "1.running_mean" in keys  # choice 1: true
+    assert "1.running_std" not in keys  # choice 2: false, BatchNorm keeps the variance
+    assert "0.weight.grad" not in keys and model[0].weight.grad is not None  # choice 3: false
+    assert "1.momentum" not in keys and model[1].momentum == 0.1  # choice 4: false, a plain attribute
+    assert "0.weight.exp_avg" not in keys  # choice 5: false...
+    assert "exp_avg" in opt.state_dict()["state"][0]  # ...optimizer state lives in the optimizer
+    assert _right("ckpt-state-dict-keys") == {0, 1}
 
 
 @pytest.mark.verifies("ckpt-ddp-prefix")
@@ -162,6 +208,9 @@ def test_restoring_the_rng_state_reproduces_dropout_and_shuffling():
         mask = drop(torch.ones(64)) > 0
         return order, mask
 
+    # The restored state alone reproduces the run: no GradScaler (choice 0: false) or
+    # param_groups take part in it.
+
     torch.manual_seed(0)
     draw()  # the first "epoch"
     saved = torch.get_rng_state()  # what a checkpoint would store
@@ -172,10 +221,19 @@ def test_restoring_the_rng_state_reproduces_dropout_and_shuffling():
     assert restarted[0] != uninterrupted[0]
     assert not torch.equal(restarted[1], uninterrupted[1])
 
-    torch.set_rng_state(saved)  # ...restoring the saved state continues the exact sequence
+    torch.set_rng_state(saved)  # choice 1: true. Restoring the saved state continues the exact sequence
     resumed = draw()
     assert resumed[0] == uninterrupted[0]
     assert torch.equal(resumed[1], uninterrupted[1])
+
+    # choice 2: false. eval() turns dropout off, which changes the training losses
+    drop.eval()
+    assert bool((drop(torch.ones(64)) == 1).all())
+    # choice 3: false. optimizer.state_dict() already holds the param_groups
+    opt = torch.optim.AdamW(nn.Linear(2, 2).parameters(), lr=3e-4, weight_decay=0.1)
+    groups = opt.state_dict()["param_groups"]
+    assert groups[0]["lr"] == 3e-4 and groups[0]["weight_decay"] == 0.1 and "betas" in groups[0]
+    assert _right("ckpt-rng-resume") == {1}
 
 
 @pytest.mark.verifies("ckpt-weights-only")
@@ -191,18 +249,21 @@ def test_what_the_default_weights_only_load_accepts():
             "scaler": scaler.state_dict(), "epoch": 7, "rng": torch.get_rng_state()}
     loaded = _load(_save(full))
     assert loaded["epoch"] == 7 and torch.equal(loaded["rng"], full["rng"])
-    assert loaded["scaler"]["scale"] == 2.0**16
+    assert loaded["scaler"]["scale"] == 2.0**16  # choice 1: true
     assert set(_load(_save(model.state_dict()))) == {"weight", "bias"}
-    assert _load(_save(random.getstate())) == random.getstate()
+    assert _load(_save(random.getstate())) == random.getstate()  # choice 3: true
 
     with pytest.raises(pickle.UnpicklingError):
-        _load(_save(model))
+        _load(_save(np.random.get_state()))  # choice 0: false, NumPy arrays are not allowlisted
+    with pytest.raises(pickle.UnpicklingError):
+        _load(_save(model))  # choice 2: false
     with_config = _save({"model": model.state_dict(), "config": TrainConfig()})
     with pytest.raises(pickle.UnpicklingError):
-        _load(with_config)
+        _load(with_config)  # choice 4: false
     with torch.serialization.safe_globals([TrainConfig]):  # allowlisting a trusted class
         assert _load(with_config)["config"] == TrainConfig()
     assert _load(with_config, weights_only=False)["config"].lr == 3e-4
+    assert _right("ckpt-weights-only") == {1, 3}
 
 
 @pytest.mark.verifies("ckpt-slice-save")
@@ -210,7 +271,9 @@ def test_saving_a_view_writes_the_whole_storage():
     big = torch.zeros(1_000_000)
     view_bytes = len(_save(big[:10]))
     clone_bytes = len(_save(big[:10].clone()))
-    assert view_bytes == pytest.approx(4_000_000, rel=0.01)
+    # the whole storage: 1,000,000 float32 elements, whatever the view shows
+    assert view_bytes == pytest.approx(big.numel() * big.element_size(), rel=0.01)
+    assert view_bytes == pytest.approx(_questions()["ckpt-slice-save"].answer, rel=0.01)
     assert clone_bytes < 2_000
     loaded = _load(_save(big[:10]))
     assert loaded.shape == (10,) and loaded.untyped_storage().nbytes() == 4_000_000
