@@ -1,11 +1,34 @@
-"""Facts taught by questions/mixed-precision.yaml, checked against torch.autocast and GradScaler."""
+"""Facts taught by questions/mixed-precision.yaml, checked against torch.autocast and GradScaler.
+
+Each single or multi question's test settles every choice (`# choice N` beside the assertion, N
+its index in the file) and then checks that the file's key is exactly the set found true.
+amp-cuda-fp32-ops is settled on CUDA only (skipped without a GPU); its op lists are those of the
+PyTorch docs' "Automatic Mixed Precision package" page.
+"""
 
 import warnings
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "mixed-precision.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _scaler_iteration(scaler, opt, param, *, overflow: bool) -> None:
@@ -20,19 +43,25 @@ def _scaler_iteration(scaler, opt, param, *, overflow: bool) -> None:
 
 @pytest.mark.verifies("amp-deprecated-cuda-amp")
 def test_torch_cuda_amp_is_deprecated_and_inert_on_cpu_tensors():
+    # choices 0 and 1: the warning is a FutureWarning that points to the device-generic torch.amp API
     with pytest.warns(FutureWarning, match=r"torch\.amp\.GradScaler\('cuda'"):
-        scaler = torch.cuda.amp.GradScaler()
+        scaler = torch.cuda.amp.GradScaler()  # choice 2: false, constructing it does not raise
     with pytest.warns(FutureWarning, match=r"torch\.amp\.autocast\('cuda'"):
         ctx = torch.cuda.amp.autocast()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CUDA is not available" on a machine without a GPU
+        torch.amp.GradScaler("cuda")  # choice 0: false, the replacement serves CUDA itself
     with ctx:
-        # never CPU autocast: CPU ops stay float32
+        # choice 3: false. Never CPU autocast: CPU ops stay float32
         assert not torch.is_autocast_enabled("cpu")
         assert nn.Linear(4, 4)(torch.randn(2, 4)).dtype == torch.float32
     if not torch.cuda.is_available():
+        # choice 1: true. Without CUDA the scaler disables itself and scaling is a no-op
         assert not scaler.is_enabled()
         loss = torch.tensor(3.0)
         assert scaler.scale(loss) is loss
         assert scaler.get_scale() == 1.0
+    assert _right("amp-deprecated-cuda-amp") == {1}
 
 
 @pytest.mark.verifies("amp-scale-after-overflows")
@@ -44,7 +73,7 @@ def test_default_scale_after_five_overflows():
     opt = torch.optim.SGD([p], lr=0.1)
     for _ in range(5):
         _scaler_iteration(scaler, opt, p, overflow=True)
-    assert scaler.get_scale() == 2048.0
+    assert scaler.get_scale() == _questions()["amp-scale-after-overflows"].answer
     assert torch.equal(p.detach(), torch.ones(3))  # every one of those steps was skipped
 
 
@@ -77,8 +106,12 @@ def test_autocast_state_on_cpu():
     assert torch.get_autocast_dtype("cuda") == torch.float16
     with torch.autocast("cpu"):
         y = lin(x)
-        assert (y.dtype, torch.is_autocast_enabled(), torch.is_autocast_enabled("cpu")) == (
-            torch.bfloat16, False, True)
+        printed = (y.dtype, torch.is_autocast_enabled(), torch.is_autocast_enabled("cpu"))
+    assert printed == (torch.bfloat16, False, True)  # choice 2: true
+    assert printed != (torch.bfloat16, True, True)  # choice 0: false
+    assert printed != (torch.float16, False, True)  # choice 1: false
+    assert printed != (torch.bfloat16, False, False)  # choice 3: false
+    assert _right("amp-autocast-state-cpu") == {2}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -92,15 +125,16 @@ def test_cuda_autocast_float32_ops():
     with torch.autocast("cuda", dtype=torch.float16):
         h = F.linear(x, w)
         assert h.dtype == torch.float16
-        assert torch.softmax(h, dim=-1).dtype == torch.float32
-        assert F.layer_norm(h, (16,)).dtype == torch.float32
-        assert F.mse_loss(h, target).dtype == torch.float32
-        assert torch.exp(h).dtype == torch.float32
-        assert F.linear(h, w).dtype == torch.float16
-        assert torch.bmm(h, h.transpose(1, 2)).dtype == torch.float16
+        assert torch.softmax(h, dim=-1).dtype == torch.float32  # choice 0: true
+        assert F.layer_norm(h, (16,)).dtype == torch.float32  # choice 1: true
+        assert F.mse_loss(h, target).dtype == torch.float32  # choice 2: true
+        assert torch.exp(h).dtype == torch.float32  # choice 3: true
+        assert F.linear(h, w).dtype == torch.float16  # choice 4: false
+        assert torch.bmm(h, h.transpose(1, 2)).dtype == torch.float16  # choice 5: false
         q = h.unsqueeze(1)
-        assert F.scaled_dot_product_attention(q, q, q).dtype == torch.float16
-        assert torch.relu(h).dtype == torch.float16
+        assert F.scaled_dot_product_attention(q, q, q).dtype == torch.float16  # choice 6: false
+        assert torch.relu(h).dtype == torch.float16  # choice 7: false
+    assert _right("amp-cuda-fp32-ops") == {0, 1, 2, 3}
 
 
 @pytest.mark.verifies("amp-step-order")
@@ -147,8 +181,12 @@ def test_cpu_autocast_output_dtypes():
         d = h + x
         e = h.exp()
     assert h.dtype == torch.bfloat16
-    assert [v.dtype for v in (a, b, c, d, e)] == [
-        torch.bfloat16, torch.bfloat16, torch.float32, torch.float32, torch.bfloat16]
+    assert a.dtype == torch.bfloat16  # choice 0: true
+    assert b.dtype == torch.bfloat16  # choice 1: true
+    assert c.dtype == torch.float32  # choice 2: false
+    assert d.dtype == torch.float32  # choice 3: false
+    assert e.dtype == torch.bfloat16  # choice 4: true
+    assert _right("amp-cpu-autocast-dtypes") == {0, 1, 4}
 
 
 @pytest.mark.verifies("amp-scaler-growth-backoff")
@@ -162,6 +200,7 @@ def test_growth_and_backoff_trajectory():
         _scaler_iteration(scaler, opt, p, overflow=outcome == "inf")
         scales.append(scaler.get_scale())
     assert scales == [1024.0, 1024.0, 512.0, 512.0, 512.0, 256.0, 256.0, 256.0, 512.0]
+    assert scales[-1] == _questions()["amp-scaler-growth-backoff"].answer
 
 
 @pytest.mark.verifies("amp-double-unscale")
@@ -173,12 +212,13 @@ def test_second_unscale_raises():
     scaler.unscale_(opt)
     assert torch.equal(p.grad, torch.full((2,), 3.0))
     with pytest.raises(RuntimeError, match="already been called on this optimizer"):
-        scaler.unscale_(opt)
-    assert torch.equal(p.grad, torch.full((2,), 3.0))  # not divided a second time
+        scaler.unscale_(opt)  # choice 0: true; choice 2: false, it is no silent no-op
+    assert torch.equal(p.grad, torch.full((2,), 3.0))  # choice 1: false, not divided a second time
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        scaler.step(opt)
+        scaler.step(opt)  # choice 3: false, step after a manual unscale_ is fine
     torch.testing.assert_close(p.detach(), torch.full((2,), 1.0 - 0.1 * 3.0))
     with pytest.raises(RuntimeError, match="step\\(\\) has already been called"):
         scaler.step(opt)
     scaler.update()
+    assert _right("amp-double-unscale") == {0}
