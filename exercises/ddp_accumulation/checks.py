@@ -1,0 +1,338 @@
+"""Behavioural checks for ddp_accumulation: run the learner's loop on 2 real DDP ranks (launch.py,
+rank.py) and compare what each rank did with single-process accumulation over both ranks'
+micro-batches, computed here from the same start (scenarios.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from quizapp.grading.harness import Checks, Required, fail
+
+HERE = Path(__file__).resolve().parent
+
+
+def _sibling(name: str):
+    """A module of this exercise folder, loaded by path (the folder is not on sys.path)."""
+    module_name = f"quizapp_ddp_{name}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, HERE / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+    return sys.modules[module_name]
+
+
+scn = _sibling("scenarios")
+launcher = _sibling("launch")
+
+# float32, relative to each vector's largest entry. DDP sums the two ranks' n_i/N-weighted
+# gradients and halves them, which adds the same terms in another order than one mean over the
+# concatenated group: measured at most 1.5e-7 on CPU. The smallest real bug here (a 2-sample last
+# micro-batch weighted 1/4 instead of 2/10) is off by more than 1e-2.
+PARAM_RTOL = 2e-5
+GRAD_RTOL = 2e-5
+# After the sync every rank holds the same gradient and runs the same optimizer arithmetic, so the
+# ranks agree to the bit on CPU; the small allowance is for other back-ends' reduction orders.
+RANK_RTOL = 1e-6
+
+CHECKS = Checks(Required(
+    "train_ddp_accumulation",
+    "(model, loader, optimizer, loss_fn, accum_steps, *, max_grad_norm=None) -> int",
+    sample_args=(None, None, None, None, 2), sample_kwargs={"max_grad_norm": None},
+))
+
+KEYS = [scn.run_key(run) for run in scn.RUNS]
+
+
+def index_of(name: str, opt: str = "SGD-momentum", clip=None) -> int:
+    return scn.RUNS.index((name, opt, clip))
+
+
+def launched(ctx):
+    """One launch of the ranks makes every run; every check reads from it."""
+
+    def go():
+        backend, devices = launcher.choose_backend(ctx.device.type, scn.WORLD,
+                                                   torch.cuda.device_count() if ctx.device.type == "cuda" else 0)
+        return launcher.launch(HERE, Path(ctx.solution.__file__).resolve(), world=scn.WORLD, backend=backend,
+                               devices=devices, runs=KEYS)
+
+    return ctx.cached("launch", go)
+
+
+def ranks_of(ctx, index: int) -> list[dict]:
+    """Every rank's record of run `index` (raises RankFailure, a check error, if it has none)."""
+    return launched(ctx).run(index, KEYS[index])
+
+
+def truth(ctx, index: int) -> dict:
+    """Single-process accumulation over all ranks' micro-batches: one plain step per group on the
+    concatenation of every rank's micro-batches of that group, mean loss over all of them."""
+    name, opt_name, clip = scn.RUNS[index]
+    sizes, k = scn.SCENARIOS[name]
+
+    def go():
+        device = torch.device("cuda:0" if launched(ctx).backend == "nccl" else "cpu")
+        model = scn.build_model(device)
+        optimizer = scn.build_optimizer(model.parameters(), opt_name)
+        loaders = scn.rank_loaders(sizes, device)
+        grads, params = [], []
+        for group in scn.groups(sizes, k):
+            x = torch.cat([loaders[r][i][0] for r in range(scn.WORLD) for i in group])
+            y = torch.cat([loaders[r][i][1] for r in range(scn.WORLD) for i in group])
+            optimizer.zero_grad()
+            F.mse_loss(model(x), y).backward()
+            if clip is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+            grads.append(scn.flat(p.grad for p in model.parameters()))
+            optimizer.step()
+            params.append(scn.flat(model.parameters()))
+        return {"grads": grads, "params": params}
+
+    return ctx.cached(("truth", index), go)
+
+
+def groups_text(name: str) -> str:
+    sizes, k = scn.SCENARIOS[name]
+    parts = " | ".join(f"{[sizes[i] for i in g]}" for g in scn.groups(sizes, k))
+    return f"{len(sizes)} micro-batches per rank of sizes {sizes}, accum_steps={k}: groups {parts}"
+
+
+def where(index: int) -> str:
+    name, opt_name, clip = scn.RUNS[index]
+    extra = f", max_grad_norm={clip}" if clip is not None else ""
+    return f"{opt_name}{extra}, {scn.WORLD} ranks, {groups_text(name)}"
+
+
+def rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Largest entry-wise difference, relative to b's largest entry."""
+    scale = b.abs().max().item() or 1.0
+    diff = (a - b).abs().max().item() / scale
+    return diff if math.isfinite(diff) else math.inf
+
+
+def split_groups(events: list[dict]) -> list[list[dict]]:
+    """A rank's events cut after each optimizer step; forwards after the last step form a group too."""
+    out, current = [], []
+    for e in events:
+        current.append(e)
+        if e["kind"] == "opt.step":
+            out.append(current)
+            current = []
+    if any(e["kind"] == "forward" for e in current):
+        out.append(current)
+    return out
+
+
+# -- shared comparisons ---------------------------------------------------------------------
+
+ADVICE = {
+    "divisible": "with equal sizes each micro-batch's mean loss is weighted 1 / accum_steps (= n_i / N); "
+                 "DDP already averages across ranks, so do not divide by the world size",
+    "trailing": "the trailing group's micro-batches are weighted by that group's own size (1 micro-batch: "
+                "weight 1, not 1 / accum_steps)",
+    "short-last": "weight each micro-batch's mean loss by n_i / N, its share of the group's samples "
+                  "(here 8/10 and 2/10 in the last group), not 1 / accum_steps",
+}
+
+
+def compare_to_single_process(ctx, index: int) -> None:
+    name, _, clip = scn.RUNS[index]
+    ranks, t = ranks_of(ctx, index), truth(ctx, index)
+    advice = ADVICE[name] if clip is None else (
+        f"with max_grad_norm={clip}, clip the group's whole accumulated, all-reduced gradient once, just "
+        f"before its step")
+    mine = ranks[0]
+    if len(mine["step_params"]) != len(t["params"]):
+        fail(f"{where(index)}: expected {len(t['params'])} optimizer steps (one per group), rank 0 took "
+             f"{len(mine['step_params'])}")
+    for j, (grads, expected) in enumerate(zip(mine["step_grads"], t["grads"])):
+        if grads is None:
+            fail(f"{where(index)}: at optimizer step {j + 1} some parameters had no gradient (.grad is None)")
+        seen = torch.tensor(grads)
+        err = ((seen - expected).norm() / expected.norm()).item()
+        if not err <= GRAD_RTOL:
+            ratio = (seen.norm() / expected.norm()).item()
+            fail(f"{where(index)}: the gradient rank 0 used at optimizer step {j + 1} differs from the "
+                 f"single-process gradient over both ranks' micro-batches of that group by {err:.3g} (relative; "
+                 f"tolerance {GRAD_RTOL:.0e}); its norm is {ratio:.4g}x the expected {expected.norm().item():.4g}; "
+                 f"{advice}")
+    for j, (params, expected) in enumerate(zip(mine["step_params"], t["params"])):
+        diff = rel(torch.tensor(params), expected)
+        if not diff <= PARAM_RTOL:
+            fail(f"{where(index)}: after group {j + 1}, rank 0's parameters differ from single-process "
+                 f"accumulation by {diff:.3g} (relative; tolerance {PARAM_RTOL:.0e}); {advice}")
+
+
+# -- the checks -------------------------------------------------------------------------------
+
+@CHECKS.add("optimizer-steps", "One optimizer.step() per group on every rank, the trailing group included")
+def optimizer_steps(ctx):
+    for name in scn.SCENARIOS:
+        sizes, k = scn.SCENARIOS[name]
+        want = [len(g) for g in scn.groups(sizes, k)]
+        index = index_of(name)
+        for rank, record in enumerate(ranks_of(ctx, index)):
+            per_group = [sum(1 for e in g if e["kind"] == "forward") for g in split_groups(record["events"])
+                         if any(e["kind"] == "opt.step" for e in g)]
+            if len(per_group) != len(want):
+                extra = " (the trailing group was dropped?)" if len(per_group) == len(sizes) // k else ""
+                fail(f"{groups_text(name)}: expected {len(want)} optimizer.step() calls on each rank, rank {rank} "
+                     f"made {len(per_group)}{extra}")
+            if per_group != want:
+                fail(f"{groups_text(name)}: expected {want} micro-batch forwards before each step, rank {rank} "
+                     f"ran {per_group}")
+
+
+@CHECKS.add("returns-step-count", "Returns the number of optimizer steps taken")
+def returns_step_count(ctx):
+    for name in ("divisible", "trailing"):
+        index = index_of(name)
+        for rank, record in enumerate(ranks_of(ctx, index)):
+            taken = sum(1 for e in record["events"] if e["kind"] == "opt.step")
+            returned = record["returned"]
+            if returned["type"] != "int":
+                fail(f"{groups_text(name)}: rank {rank} returned {returned['type']} {returned['repr']}; expected an "
+                     f"int, the optimizer steps taken ({taken})")
+            if returned["value"] != taken:
+                fail(f"{groups_text(name)}: rank {rank} returned {returned['value']}, but optimizer.step() was "
+                     f"called {taken} times; return the number of steps taken")
+
+
+@CHECKS.add("divisible-matches-single-process",
+            "Equal groups: same parameters as single-process accumulation over both ranks (SGD-momentum, AdamW)")
+def divisible(ctx):
+    for opt_name in scn.OPTIMIZERS:
+        compare_to_single_process(ctx, index_of("divisible", opt_name))
+
+
+@CHECKS.add("trailing-group", "A trailing, shorter group is stepped and weighted by its own size")
+def trailing(ctx):
+    for opt_name in scn.OPTIMIZERS:
+        compare_to_single_process(ctx, index_of("trailing", opt_name))
+
+
+@CHECKS.add("short-last-micro-batch", "A smaller last micro-batch counts n_i / N, not 1 / accum_steps")
+def short_last(ctx):
+    for opt_name in scn.OPTIMIZERS:
+        compare_to_single_process(ctx, index_of("short-last", opt_name))
+
+
+@CHECKS.add("ranks-identical", "The parameters are identical on every rank after every group")
+def ranks_identical(ctx):
+    for index in range(len(scn.RUNS)):
+        ranks = ranks_of(ctx, index)
+        first = ranks[0]["step_params"]
+        for rank, record in enumerate(ranks[1:], start=1):
+            if len(record["step_params"]) != len(first):
+                fail(f"{where(index)}: rank 0 took {len(first)} optimizer steps, rank {rank} took "
+                     f"{len(record['step_params'])}")
+            for j, (a, b) in enumerate(zip(first, record["step_params"])):
+                diff = rel(torch.tensor(b), torch.tensor(a))
+                if not diff <= RANK_RTOL:
+                    fail(f"{where(index)}: after group {j + 1}, rank {rank}'s parameters differ from rank 0's by "
+                         f"{diff:.3g} (relative; tolerance {RANK_RTOL:.0e}): the ranks stepped with different "
+                         f"gradients, so that group's gradients were never all-reduced; the last micro-batch of "
+                         f"each group must run outside no_sync")
+
+
+def allreduces_per_micro_batch(events: list[dict]) -> list[int]:
+    """How many gradient all-reduces followed each forward (before the next forward)."""
+    counts: list[int] = []
+    for e in events:
+        if e["kind"] == "forward":
+            counts.append(0)
+        elif e["kind"] == "allreduce" and counts:
+            counts[-1] += 1
+    return counts
+
+
+@CHECKS.add("one-all-reduce-per-group", "DDP all-reduces the gradients once per group, not once per micro-batch")
+def one_allreduce_per_group(ctx):
+    plotted = index_of("divisible")
+    for index in range(len(scn.RUNS)):
+        name = scn.RUNS[index][0]
+        ranks = ranks_of(ctx, index)
+        events = ranks[0]["events"]
+        if index == plotted:
+            sizes, k = scn.SCENARIOS[name]
+            ctx.data["curves"] = {
+                "title": f"all-reduces after each micro-batch (rank 0, accum_steps={k})", "x": "micro-batch",
+                "series": {"yours": allreduces_per_micro_batch(events),
+                           "reference": [1 if i == g[-1] else 0 for g in scn.groups(sizes, k) for i in g]},
+            }
+        for j, group in enumerate(split_groups(events)):
+            reduces = [e for e in group if e["kind"] == "allreduce"]
+            forwards = sum(1 for e in group if e["kind"] == "forward")
+            if len(reduces) != 1:
+                model_bytes = 4 * sum(p.numel() for p in scn.build_model("cpu").parameters())
+                seen = sum(int(e.get("bytes", 0)) for e in reduces)
+                why = ("so the ranks never averaged that group's gradients: the last micro-batch ran inside no_sync"
+                       if not reduces else
+                       f"{seen} bytes sent instead of {model_bytes}: every micro-batch but the group's last must "
+                       f"run forward and backward inside model.no_sync()")
+                fail(f"{where(index)}: group {j + 1} ({forwards} micro-batches) all-reduced gradients "
+                     f"{len(reduces)} times on rank 0, expected once; {why}")
+
+
+@CHECKS.add("no-sync-until-last", "Every micro-batch but a group's last runs inside no_sync (forward included)")
+def no_sync_until_last(ctx):
+    for index in range(len(scn.RUNS)):
+        for rank, record in enumerate(ranks_of(ctx, index)):
+            events = record["events"]
+            inner = sum(1 for e in events if e["kind"] == "inner_forward")
+            outer = sum(1 for e in events if e["kind"] == "forward")
+            if inner > outer:
+                fail(f"{where(index)}: rank {rank} called the wrapped module directly ({inner - outer} of {inner} "
+                     f"forwards went to model.module, not model): DDP cannot sync what it never sees; call model(x)")
+            for j, group in enumerate(split_groups(events)):
+                flags = [bool(e.get("sync")) for e in group if e["kind"] == "forward"]
+                want = [False] * (len(flags) - 1) + [True]
+                if flags != want:
+                    shown = ", ".join("sync" if f else "no_sync" for f in flags)
+                    expected = ", ".join("sync" if f else "no_sync" for f in want)
+                    if flags and not flags[-1]:
+                        why = ("the last micro-batch ran inside no_sync, so nothing was all-reduced and each rank "
+                               "stepped with only its own gradients")
+                    elif all(flags):
+                        why = ("DDP decides at forward time whether the backward syncs: run forward and backward "
+                               "of every micro-batch but the last inside `with model.no_sync():`")
+                    else:
+                        why = ("only the group's last micro-batch may sync: its backward all-reduces the whole "
+                               "accumulated .grad, so the micro-batches after a synced one are never averaged")
+                    fail(f"{where(index)}: rank {rank}, group {j + 1}: the forwards ran as [{shown}], expected "
+                         f"[{expected}]; {why}")
+
+
+@CHECKS.add("clip-accumulated", "max_grad_norm clips the accumulated, all-reduced gradient once before each step")
+def clip_accumulated(ctx):
+    index = index_of("trailing", "SGD-momentum", scn.CLIP)
+    for rank, record in enumerate(ranks_of(ctx, index)):
+        events = record["events"]
+        clips = [e for e in events if e["kind"] == "clip"]
+        steps = sum(1 for e in events if e["kind"] == "opt.step")
+        if clips:
+            if len(clips) != steps:
+                fail(f"{where(index)}: rank {rank} ran clip_grad_norm_ {len(clips)} times for {steps} optimizer "
+                     f"steps; clip once per group, after its last backward()")
+            last = None
+            for e in events:
+                if e["kind"] in ("backward", "clip", "opt.step"):
+                    if e["kind"] == "opt.step" and last != "clip":
+                        fail(f"{where(index)}: on rank {rank} an optimizer.step() was not directly preceded by "
+                             f"clipping (the event before it was {last}); clip after the group's last backward()")
+                    last = e["kind"]
+        else:
+            for j, grads in enumerate(record["step_grads"]):
+                norm = torch.tensor(grads).norm().item() if grads is not None else 0.0
+                if norm > scn.CLIP * (1 + 1e-4):
+                    fail(f"{where(index)}: max_grad_norm={scn.CLIP} was given, but rank {rank}'s optimizer step "
+                         f"{j + 1} used a gradient of total norm {norm:.4g}; clip with "
+                         f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm) just before each step")
+    compare_to_single_process(ctx, index)

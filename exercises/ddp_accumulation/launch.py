@@ -1,0 +1,192 @@
+"""ddp_accumulation: start the ranks from the grade's child process, watch them, collect what they saw.
+
+One launch of WORLD ranks makes every run (each rank imports torch, which is most of the cost).
+The ranks are plain subprocesses in the child's process group, so the grade's own limits (timeout,
+the group killed at the end) cover them too. Here, on top of that: a rank that dies or is stuck at a
+collective the other never reaches ends the launch within seconds, with the rank and run named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+COLLECTIVE_TIMEOUT_S = 10.0  # a rank waiting this long at an all-reduce gives up with an error
+LAUNCH_TIMEOUT_S = 75.0      # the whole launch, torch imports included; under the grade's 120 s
+GRACE_S = 3.0                # after one rank ends, how long the other may take to finish too
+POLL_S = 0.02
+
+
+class RankFailure(Exception):
+    """A rank could not make a run: the learner's error there, a dead rank, or a stuck collective."""
+
+
+@dataclass
+class Launch:
+    """What the ranks recorded: records[rank][run index], and why the launch stopped early, if it did."""
+
+    records: list[dict[int, dict]]
+    stopped: str | None = None
+    stopped_at: int | None = None  # the run index that failed; later runs never started
+    backend: str = "gloo"
+    device: str = "cpu"
+
+    def run(self, index: int, label: str) -> list[dict]:
+        """Every rank's record of run `index`, or RankFailure saying why there is none."""
+        if all(index in per_rank for per_rank in self.records):
+            return [per_rank[index] for per_rank in self.records]
+        if self.stopped_at is not None and 0 <= self.stopped_at < index:
+            raise RankFailure(f"run {label} did not start, an earlier run failed: {self.stopped}")
+        raise RankFailure(self.stopped or f"run {label}: a rank did not record it")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def choose_backend(device_type: str, world: int, cuda_count: int) -> tuple[str, list[str]]:
+    """nccl with one GPU per rank where there are enough GPUs; gloo on the CPU otherwise."""
+    if device_type == "cuda" and cuda_count >= world:
+        return "nccl", [f"cuda:{r}" for r in range(world)]
+    return "gloo", ["cpu"] * world
+
+
+def launch(exercise_dir: Path, solution: Path, *, world: int, backend: str, devices: list[str],
+           runs: list[str]) -> Launch:
+    """Run every run on `world` ranks; one retry if a rank could not join (the port was taken)."""
+    result = _launch_once(exercise_dir, solution, world, backend, devices, runs)
+    if result.stopped and "could not join" in result.stopped:
+        result = _launch_once(exercise_dir, solution, world, backend, devices, runs)
+    return result
+
+
+def _launch_once(exercise_dir, solution, world, backend, devices, runs) -> Launch:
+    out = Path(tempfile.mkdtemp(prefix="quizapp-ddp-"))
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    # Loopback only: the ranks share this machine, and gloo would otherwise pick an interface by hostname.
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    env.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    init = f"tcp://127.0.0.1:{free_port()}"
+    procs = []
+    try:
+        for rank in range(world):
+            cmd = [sys.executable, "-B", str(exercise_dir / "rank.py"), "--rank", str(rank), "--world", str(world),
+                   "--init", init, "--backend", backend, "--device", devices[rank], "--solution", str(solution),
+                   "--exercise-dir", str(exercise_dir), "--out", str(out),
+                   "--collective-timeout", str(COLLECTIVE_TIMEOUT_S)]
+            procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env))
+        stopped = _supervise(procs, out, runs)
+        codes = [p.poll() for p in procs]
+        return _collect(out, world, runs, stopped, codes, backend, devices[0])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _supervise(procs, out: Path, runs: list[str]) -> str | None:
+    """Wait for every rank; a reason string if the launch had to be cut short."""
+    started = time.monotonic()
+    first_end = None
+    while True:
+        codes = [p.poll() for p in procs]
+        if all(c is not None for c in codes):
+            return None
+        now = time.monotonic()
+        if first_end is None and any(c is not None for c in codes):
+            first_end = now
+        if first_end is not None and now - first_end > GRACE_S:
+            ended = [r for r, c in enumerate(codes) if c is not None]
+            waiting = [r for r, c in enumerate(codes) if c is None]
+            where = _where(out, waiting[0], runs)
+            return (f"rank {ended[0]} ended (exit code {codes[ended[0]]}) while rank {waiting[0]} was still "
+                    f"running{where} {GRACE_S:g} s later, waiting at a collective the ended rank will never "
+                    f"reach; it was stopped")
+        if now - started > LAUNCH_TIMEOUT_S:
+            where = "; ".join(f"rank {r}{_where(out, r, runs)}" for r in range(len(procs)))
+            return (f"the {len(procs)} ranks had not finished after {LAUNCH_TIMEOUT_S:g} s ({where}); "
+                    f"they were stopped")
+        time.sleep(POLL_S)
+
+
+def _where(out: Path, rank: int, runs: list[str]) -> str:
+    info = _read(out / f"r{rank}-started.json")
+    if info is None or not isinstance(info.get("run"), int) or not 0 <= info["run"] < len(runs):
+        return " (before its first run)"
+    return f" (in run {runs[info['run']]})"
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _collect(out: Path, world: int, runs: list[str], stopped: str | None, codes: list[int | None],
+             backend: str, device: str) -> Launch:
+    records: list[dict[int, dict]] = []
+    for rank in range(world):
+        mine = {}
+        for index in range(len(runs)):
+            record = _read(out / f"r{rank}-{index}.json")
+            if record is not None:
+                mine[index] = record
+        records.append(mine)
+    errors = {rank: err for rank in range(world) if (err := _read(out / f"r{rank}-error.json"))}
+    launch = Launch(records, backend=backend, device=device)
+    # A rank that vanished without an error file ended the process itself (os._exit) or was killed.
+    vanished = [r for r in range(world) if r not in errors and codes[r] is not None and len(records[r]) < len(runs)]
+    causes = [r for r in errors if not _is_echo(str(errors[r].get("message", "")))]
+    if causes:
+        rank = causes[0]
+        err = errors[rank]
+        message = str(err.get("message", "no message"))
+        index = err.get("run")
+        where = f" in run {runs[index]}" if isinstance(index, int) and 0 <= index < len(runs) else ""
+        if err.get("stage") == "init":
+            launch.stopped = f"rank {rank} could not join the process group ({backend}): {message}"
+        else:
+            launch.stopped = f"rank {rank}{where}: {message}"
+        launch.stopped_at = index if isinstance(index, int) else -1
+    elif vanished:
+        rank = vanished[0]
+        code = codes[rank]
+        how = (f"was killed by signal {-code}" if code < 0 else
+               f"ended its process early (exit code {code}), e.g. with os._exit(); a solution must return, not exit")
+        launch.stopped = f"rank {rank}{_where(out, rank, runs)} {how}; the other rank was left waiting and was stopped"
+        launch.stopped_at = len(records[rank])
+    elif errors:
+        rank, err = next(iter(errors.items()))
+        message = str(err.get("message", "no message"))
+        index = err.get("run")
+        where = f" in run {runs[index]}" if isinstance(index, int) and 0 <= index < len(runs) else ""
+        launch.stopped = (f"rank {rank}{where} waited at a collective (DDP's all-reduce) that the other rank "
+                          f"never reached, and gave up after {COLLECTIVE_TIMEOUT_S:g} s; every rank must run the "
+                          f"same forwards and backwards with the same no_sync pattern ({message.splitlines()[0]})")
+        launch.stopped_at = index if isinstance(index, int) else -1
+    elif stopped is not None:
+        launch.stopped = stopped
+        launch.stopped_at = min(len(r) for r in records)
+    return launch
+
+
+def _is_echo(message: str) -> bool:
+    """A collective that failed because of the peer (timed out, connection closed), not on its own."""
+    text = message.lower()
+    return any(s in text for s in ("timed out", "timeout", "connection closed", "connection reset",
+                                   "broken pipe", "peer", "socket closed"))
