@@ -1,10 +1,32 @@
-"""Facts taught by questions/data-augmentation.yaml, checked with plain torch tensors."""
+"""Facts taught by questions/data-augmentation.yaml, checked with plain torch tensors.
+
+Each verified single or multi question's test settles every choice (`# choice N` beside the
+assertion, N its index in the file) and then checks that the file's key is exactly the set of
+choices found true. Numeric questions compute the keyed value themselves.
+"""
 
 import math
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "data-augmentation.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 @pytest.mark.verifies("aug-mixup-target-loss")
@@ -18,7 +40,7 @@ def test_mixup_loss_equals_cross_entropy_on_the_mixed_target():
     soft = lam * F.one_hot(y_a, 4).float() + (1 - lam) * F.one_hot(y_b, 4).float()
     soft_target = F.cross_entropy(logits, soft)
 
-    assert two_term.item() == pytest.approx(0.9011, abs=1e-4)
+    assert two_term.item() == pytest.approx(_questions()["aug-mixup-target-loss"].answer, abs=1e-4)
     assert two_term.item() == pytest.approx(1.3 * math.log(2), rel=1e-6)
     assert soft_target.item() == pytest.approx(two_term.item(), rel=1e-6)
     # the slips named in the explanation give different numbers
@@ -46,16 +68,22 @@ def test_beta_alpha_shapes_the_mixing_weight():
     points = torch.tensor([0.05, 0.5, 0.95])
 
     dens = small.log_prob(points).exp()
-    assert small.mean.item() == pytest.approx(0.5)
     assert dens[0].item() == pytest.approx(1.2046, abs=1e-3)
     assert dens[1].item() == pytest.approx(0.3190, abs=1e-3)
-    assert dens[0] > dens[1] < dens[2]  # U-shaped
+    # choice 2: true. U-shaped, and alpha = 1 is uniform on [0, 1]
+    assert dens[0] > dens[1] < dens[2]
     assert torch.allclose(uniform.log_prob(points).exp(), torch.ones(3))
 
     torch.manual_seed(0)
     draws = small.sample((20000,))
     near_ends = ((draws < 0.1) | (draws > 0.9)).float().mean().item()
-    assert near_ends > 0.5  # most draws are dominated by one of the two images
+    assert near_ends > 0.5  # choice 2: most draws are dominated by one of the two images
+    near_half = ((draws > 0.4) & (draws < 0.6)).float().mean().item()
+    assert near_half < 0.1  # choice 0: false, not concentrated around 0.5
+    assert small.mean.item() == pytest.approx(0.5)  # choice 1: false, the mean is 0.5, not 0.2
+    assert draws.mean().item() == pytest.approx(0.5, abs=0.02)
+    assert (draws > 0.2).float().mean().item() > 0.3  # choice 3: false, lambda often exceeds 0.2
+    assert _right("aug-mixup-alpha") == {2}
 
 
 def _cutmix(a: torch.Tensor, b: torch.Tensor, cx: int, cy: int, cut_w: int, cut_h: int):
@@ -76,7 +104,7 @@ def test_cutmix_lambda_comes_from_the_clipped_box_area():
 
     mixed, lam = _cutmix(a, b, cx=4, cy=4, cut_w=16, cut_h=16)
     share_from_a = mixed[0].mean().item()  # a's pixels are 1, b's are 0
-    assert lam == 0.859375
+    assert lam == _questions()["aug-cutmix-clipped-lambda"].answer
     assert share_from_a == pytest.approx(lam)
     assert share_from_a != pytest.approx(0.75)  # the unclipped box's lambda is wrong here
 
