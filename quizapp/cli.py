@@ -72,6 +72,47 @@ def interview(minutes: int, topics: tuple[str, ...]) -> None:
     sys.exit(run(minutes, topics))
 
 
+@cli.group()
+def export() -> None:
+    """Take the bank or your progress elsewhere."""
+
+
+@export.command("anki")
+@click.argument("file", type=click.Path(path_type=Path))
+def export_anki(file: Path) -> None:
+    """Write the question bank as an Anki deck FILE.apkg (one subdeck per topic)."""
+    from quizapp.commands.export_anki import run
+
+    sys.exit(run(file))
+
+
+@export.command("json")
+@click.argument("file", type=click.Path(path_type=Path))
+def export_json(file: Path) -> None:
+    """Write all your progress to FILE.json, for `quizapp import` on another machine."""
+    from quizapp.commands.transfer import export_json as run
+
+    sys.exit(run(file))
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+def import_(file: Path) -> None:
+    """Merge progress exported with `quizapp export json`; importing a file twice changes nothing."""
+    from quizapp.commands.transfer import import_json as run
+
+    sys.exit(run(file))
+
+
+@cli.command()
+@click.option("--reset", is_flag=True, help="Forget fitted parameters and schedule with FSRS's defaults again.")
+def optimize(reset: bool) -> None:
+    """Fit the FSRS scheduler to your own review history; kept only if it predicts your recall better."""
+    from quizapp.commands.optimize import run
+
+    sys.exit(run(reset))
+
+
 @cli.command()
 def stats() -> None:
     """Print your self-study progress."""

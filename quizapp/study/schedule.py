@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from fsrs import Card, Rating, Scheduler
 
 from quizapp.bank.model import Question
+from quizapp.study import fsrs_params
 from quizapp.study.store import Store, utcnow
 
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 
-# Fuzzing spreads due dates randomly; without it the interval a rating button shows is exactly
-# the interval that rating then gives.
-_scheduler = Scheduler(enable_fuzzing=False)
+
+@lru_cache(maxsize=8)
+def scheduler(parameters: tuple[float, ...] | None = None) -> Scheduler:
+    """The scheduler for these parameters (None: FSRS's defaults).
+
+    Fuzzing spreads due dates randomly; without it the interval a rating button shows is exactly
+    the interval that rating then gives, and replaying a review log gives the same cards everywhere.
+    """
+    if parameters is not None:
+        try:
+            return Scheduler(parameters=parameters, enable_fuzzing=False)
+        except ValueError:
+            pass  # fitted by an fsrs with another parameter count: the defaults still schedule well
+    return Scheduler(enable_fuzzing=False)
+
+
+def _active_scheduler() -> Scheduler:
+    return scheduler(fsrs_params.active())
 
 
 def default_rating(correct: bool | None) -> int:
@@ -32,14 +50,14 @@ def preview(card_json: str | None, now: datetime | None = None) -> dict[int, tim
     card = card_from_json(card_json)
     out = {}
     for rating in RATING_NAMES:
-        new_card, _ = _scheduler.review_card(card, Rating(rating), review_datetime=now)
+        new_card, _ = _active_scheduler().review_card(card, Rating(rating), review_datetime=now)
         out[rating] = new_card.due - now
     return out
 
 
 def retrievability(card_json: str, now: datetime | None = None) -> float:
     """The probability, by FSRS, that the learner recalls the card now."""
-    return _scheduler.get_card_retrievability(card_from_json(card_json), now or utcnow())
+    return _active_scheduler().get_card_retrievability(card_from_json(card_json), now or utcnow())
 
 
 def record_review(store: Store, question: Question, *, rating: int, correct: bool | None,
@@ -49,15 +67,34 @@ def record_review(store: Store, question: Question, *, rating: int, correct: boo
         raise ValueError(f"rating must be 1-4, got {rating!r}")
     now = now or utcnow()
     result = {}
+    active = scheduler(store.fsrs_parameters())
 
     def reschedule(old_json):
-        new_card, _ = _scheduler.review_card(card_from_json(old_json), Rating(rating), review_datetime=now)
+        new_card, _ = active.review_card(card_from_json(old_json), Rating(rating), review_datetime=now)
         result["due"] = new_card.due
         return json.dumps(new_card.to_dict()), new_card.due
 
     store.record_answer(question.id, question.topic, rating=rating, correct=correct, reschedule=reschedule,
                         at=now, duration_ms=duration_ms, response=response)
     return result["due"]
+
+
+def stable_card_id(question_id: str) -> int:
+    """A card id derived from the question id, so a replayed card is the same on every machine."""
+    return int.from_bytes(hashlib.sha256(question_id.encode()).digest()[:6], "big")
+
+
+def replay_card(question_id: str, reviews: list[tuple[datetime, int]],
+                parameters: tuple[float, ...] | None = None) -> tuple[str, datetime]:
+    """The card a question's whole review log gives, reviews taken in time order: (card JSON, due)."""
+    if not reviews:
+        raise ValueError(f"{question_id}: no reviews to replay")
+    active = scheduler(parameters)
+    ordered = sorted(reviews, key=lambda review: review[0])
+    card = Card(card_id=stable_card_id(question_id), due=ordered[0][0])
+    for at, rating in ordered:
+        card, _ = active.review_card(card, Rating(rating), review_datetime=at)
+    return json.dumps(card.to_dict()), card.due
 
 
 def format_interval(delta: timedelta) -> str:

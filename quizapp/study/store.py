@@ -12,9 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from quizapp import paths
+from quizapp.study import fsrs_params
 from quizapp.study.schema import MIGRATIONS, SCHEMA_VERSION
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+FSRS_PARAMETERS_KEY = "fsrs_parameters"
 BUSY_TIMEOUT_S = 10.0
 
 
@@ -107,6 +109,8 @@ class Store:
                 raise sqlite3.DatabaseError("integrity check failed")
             store = cls(conn, path)
             store._migrate()
+            # Previews shown before any review must already use this learner's fitted parameters.
+            fsrs_params.set_active(store.fsrs_parameters())
         except sqlite3.OperationalError as exc:
             conn.close()
             if _is_busy(exc):
@@ -220,6 +224,14 @@ class Store:
         with self.transaction() as conn:
             conn.execute("DELETE FROM settings WHERE key = ?", (key,))
 
+    def set_fsrs_parameters(self, parameters: list[float] | None) -> None:
+        """Schedule with these fitted parameters from now on (None: back to FSRS's defaults)."""
+        if parameters is None:
+            self.delete_setting(FSRS_PARAMETERS_KEY)
+        else:
+            self.set_setting(FSRS_PARAMETERS_KEY, [float(p) for p in parameters])
+        fsrs_params.set_active(self.fsrs_parameters())
+
     # -- reads ------------------------------------------------------------------------------
 
     def interviews(self) -> list[InterviewRecord]:
@@ -229,6 +241,11 @@ class Store:
         return [InterviewRecord(uid, datetime.fromisoformat(start), datetime.fromisoformat(end), minutes, score,
                                 json.loads(report))
                 for uid, start, end, minutes, score, report in rows]
+
+    def fsrs_parameters(self) -> tuple[float, ...] | None:
+        """The fitted FSRS parameters, or None to use FSRS's defaults."""
+        stored = self.setting(FSRS_PARAMETERS_KEY)
+        return fsrs_params.parse(stored)
 
     def setting(self, key: str, default=None):
         """The JSON value stored under key, or default."""

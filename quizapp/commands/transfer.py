@@ -1,0 +1,55 @@
+"""`quizapp export json` and `quizapp import`: progress to and from a versioned JSON file."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import click
+
+from quizapp.commands.common import display_path, fail, open_store
+
+
+def export_json(path: Path) -> int:
+    from quizapp.study.transfer import write_export
+
+    if path.is_dir():
+        return fail(f"{display_path(path)} is a folder; name the file to write, e.g. progress.json")
+    store = open_store()
+    if store is None:
+        return 1
+    with store:
+        try:
+            document = write_export(store, path)
+        except OSError as exc:
+            return fail(f"cannot write {display_path(path)}: {exc.strerror or exc}")
+    click.echo(f"Wrote {display_path(path)}: {len(document['answers'])} answer(s), {len(document['cards'])} card(s), "
+               f"{len(document['grades'])} grade(s), {len(document['interviews'])} interview(s).")
+    click.echo("On the other machine: quizapp import " + display_path(path))
+    return 0
+
+
+def import_json(path: Path) -> int:
+    from quizapp.study.transfer import TransferError, import_progress, read_export
+
+    try:
+        document = read_export(path)
+    except TransferError as exc:
+        return fail(f"{exc}\n  Nothing was imported.")
+    store = open_store()
+    if store is None:
+        return 1
+    with store:
+        try:
+            summary = import_progress(store, document)
+        except sqlite3.Error as exc:
+            return fail(f"the import failed and was undone ({exc}); nothing was changed")
+    if not summary.changed:
+        click.echo(f"Nothing new in {display_path(path)}: everything in it is already here.")
+        return 0
+    click.echo(f"Imported from {display_path(path)}: {summary.answers} answer(s) (on {summary.cards} question(s), "
+               f"cards rescheduled from their whole history), {summary.grades} grade(s), "
+               f"{summary.interviews} interview(s).")
+    if summary.parameters:
+        click.echo("Your fitted FSRS parameters came along and now schedule your reviews here.")
+    return 0

@@ -1,0 +1,316 @@
+"""Progress that travels: all of the store as one versioned JSON file, and merging such a file back in.
+
+Every record carries a stable uid; an import adds the records this store lacks and leaves the rest
+alone, so importing a file twice, or two machines importing each other's files, counts nothing
+twice. Card states are not taken from the file: they follow from the review log, so the cards of
+every question that gained answers are replayed from all its answers in time order, which makes two
+machines with the same answers agree. The format is documented in docs/progress-json.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from quizapp import __version__
+from quizapp.study import fsrs_params
+from quizapp.study.store import FSRS_PARAMETERS_KEY, Store, iso, utcnow
+
+FORMAT = "quizapp-progress"
+FORMAT_VERSION = 1
+
+
+class TransferError(Exception):
+    """The file cannot be imported; the message says why. Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    answers: int
+    grades: int
+    interviews: int
+    cards: int  # questions whose card was recomputed
+    parameters: bool  # fitted FSRS parameters adopted from the file
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.answers or self.grades or self.interviews or self.parameters)
+
+
+# -- export ---------------------------------------------------------------------------------------
+
+def export_progress(store: Store, *, now: datetime | None = None) -> dict:
+    """Everything the store knows about the learner, as the JSON-able document of FORMAT_VERSION."""
+    conn = store.conn
+    answers = [
+        {"uid": uid, "question_id": qid, "topic": topic, "answered_at": at,
+         "correct": None if correct is None else bool(correct), "rating": rating, "duration_ms": duration_ms,
+         "response": _loads_or_none(response)}
+        for uid, qid, topic, at, correct, rating, duration_ms, response in conn.execute(
+            "SELECT uid, question_id, topic, answered_at, correct, rating, duration_ms, response"
+            " FROM answers ORDER BY answered_at, uid")
+    ]
+    cards = [
+        {"question_id": qid, "topic": topic, "due": due, "reviewed_at": reviewed_at, "card": json.loads(card)}
+        for qid, topic, due, reviewed_at, card in conn.execute(
+            "SELECT question_id, topic, due, reviewed_at, card FROM cards ORDER BY question_id")
+    ]
+    grades = [
+        {"uid": uid, "exercise_id": exercise_id, "graded_at": at, "status": status, "checks_passed": passed,
+         "checks_total": total, "device": device, "duration_s": duration_s, "file_path": file_path,
+         "file_hash": file_hash, "report": _loads_or_none(report)}
+        for uid, exercise_id, at, status, passed, total, device, duration_s, file_path, file_hash, report
+        in conn.execute("SELECT uid, exercise_id, graded_at, status, checks_passed, checks_total, device,"
+                        " duration_s, file_path, file_hash, report FROM grades ORDER BY graded_at, uid")
+    ]
+    interviews = [
+        {"uid": uid, "started_at": started, "finished_at": finished, "minutes": minutes, "score": score,
+         "report": json.loads(report)}
+        for uid, started, finished, minutes, score, report in conn.execute(
+            "SELECT uid, started_at, finished_at, minutes, score, report FROM interviews ORDER BY started_at, uid")
+    ]
+    parameters = store.fsrs_parameters()
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "exported_at": iso(now or utcnow()),
+        "quizapp": __version__,
+        "fsrs_parameters": list(parameters) if parameters else None,
+        "answers": answers,
+        "cards": cards,
+        "grades": grades,
+        "interviews": interviews,
+    }
+
+
+def write_export(store: Store, path: Path) -> dict:
+    """Write the export to path atomically (a half-written file never replaces a good one)."""
+    document = export_progress(store)
+    tmp = path.with_name(path.name + ".part")
+    try:
+        tmp.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    return document
+
+
+def _loads_or_none(text: str | None):
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # stored by hand or by an old build: keep it as the string it is
+
+
+# -- import ---------------------------------------------------------------------------------------
+
+def read_export(path: Path) -> dict:
+    """The parsed, fully checked document in path; TransferError says what is wrong with it."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise TransferError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TransferError(f"{path}: is a folder, not an export file") from None
+    except OSError as exc:
+        raise TransferError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TransferError(f"{path}: not a quizapp progress export (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise TransferError(f"{path}: damaged: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    try:
+        validate(document)
+    except TransferError as exc:
+        raise TransferError(f"{path}: {exc}") from None
+    return document
+
+
+def import_progress(store: Store, document: dict) -> ImportSummary:
+    """Merge a validated document into the store in one transaction; records already here are kept."""
+    validate(document)
+    with store.transaction() as conn:
+        added_answers = 0
+        touched: set[str] = set()
+        for a in document["answers"]:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO answers (uid, question_id, topic, answered_at, correct, rating, duration_ms,"
+                " response) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (a["uid"], a["question_id"], a["topic"], iso(_moment(a["answered_at"])),
+                 None if a["correct"] is None else int(a["correct"]), a["rating"], a["duration_ms"],
+                 json.dumps(a["response"])))
+            if cursor.rowcount:
+                added_answers += 1
+                touched.add(a["question_id"])
+        added_grades = 0
+        for g in document["grades"]:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO grades (uid, exercise_id, graded_at, file_path, file_hash, device, status,"
+                " checks_passed, checks_total, duration_s, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (g["uid"], g["exercise_id"], iso(_moment(g["graded_at"])), g["file_path"], g["file_hash"], g["device"],
+                 g["status"], g["checks_passed"], g["checks_total"], g["duration_s"],
+                 None if g["report"] is None else json.dumps(g["report"])))
+            added_grades += cursor.rowcount
+        added_interviews = 0
+        for i in document["interviews"]:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO interviews (uid, started_at, finished_at, minutes, score, report)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (i["uid"], iso(_moment(i["started_at"])), iso(_moment(i["finished_at"])), float(i["minutes"]),
+                 float(i["score"]), json.dumps(i["report"])))
+            added_interviews += cursor.rowcount
+        adopted = _adopt_parameters(conn, document["fsrs_parameters"])
+        parameters = fsrs_params.parse(_setting(conn, FSRS_PARAMETERS_KEY))
+        for question_id in sorted(touched):
+            _recompute_card(conn, question_id, parameters)
+    if adopted:
+        fsrs_params.set_active(store.fsrs_parameters())
+    return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted)
+
+
+def _adopt_parameters(conn, parameters: list | None) -> bool:
+    """A new machine takes the learner's fitted parameters along; a store with its own keeps them."""
+    if parameters is None or _setting(conn, FSRS_PARAMETERS_KEY) is not None:
+        return False
+    conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)", (FSRS_PARAMETERS_KEY, json.dumps(parameters)))
+    return True
+
+
+def _setting(conn, key: str):
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def _recompute_card(conn, question_id: str, parameters) -> None:
+    from quizapp.study.schedule import replay_card
+
+    rows = conn.execute("SELECT answered_at, uid, rating, topic FROM answers WHERE question_id = ?",
+                        (question_id,)).fetchall()
+    # Time order, uid breaking ties: the same sequence on every machine whatever the row ids.
+    rows.sort(key=lambda row: (datetime.fromisoformat(row[0]), row[1]))
+    card_json, due = replay_card(question_id, [(datetime.fromisoformat(at), rating) for at, _, rating, _ in rows],
+                                 parameters)
+    last_at, topic = rows[-1][0], rows[-1][3]
+    conn.execute(
+        "INSERT INTO cards (question_id, topic, due, card, reviewed_at) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT(question_id) DO UPDATE SET topic = excluded.topic, due = excluded.due,"
+        " card = excluded.card, reviewed_at = excluded.reviewed_at",
+        (question_id, topic, iso(due), card_json, last_at))
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+def validate(document) -> None:
+    """Raise TransferError naming the first thing in the document this version cannot take."""
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise TransferError("not a quizapp progress export (no \"format\": \"quizapp-progress\" in it)")
+    version = document.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise TransferError(f"damaged: \"version\" must be a whole number from 1, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise TransferError(f"written by a newer quizapp (format version {version}; this one reads up to "
+                            f"{FORMAT_VERSION}); upgrade quizapp to import it")
+    parameters = document.get("fsrs_parameters")
+    if parameters is not None and fsrs_params.parse(parameters) is None:
+        raise TransferError("damaged: \"fsrs_parameters\" must be null or a list of numbers")
+    for section, fields in _SECTIONS.items():
+        records = document.get(section)
+        if not isinstance(records, list):
+            raise TransferError(f"damaged: \"{section}\" must be a list")
+        seen: set[str] = set()
+        for index, record in enumerate(records):
+            where = f"{section}[{index}]"
+            if not isinstance(record, dict):
+                raise TransferError(f"damaged: {where} must be an object")
+            for name, check in fields.items():
+                if name not in record:
+                    raise TransferError(f"damaged: {where} has no \"{name}\"")
+                problem = check(record[name])
+                if problem:
+                    raise TransferError(f"damaged: {where}.{name} {problem}, got {record[name]!r:.80}")
+            key = record.get("uid", record.get("question_id"))
+            if key in seen:
+                raise TransferError(f"damaged: {where} repeats the id {key!r}")
+            seen.add(key)
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def _text(value) -> str | None:
+    return None if isinstance(value, str) and value.strip() else "must be a non-empty string"
+
+
+def _uid(value) -> str | None:
+    return None if isinstance(value, str) and 8 <= len(value) <= 64 and value.isprintable() else \
+        "must be an id of 8 to 64 characters"
+
+
+def _time(value) -> str | None:
+    if not isinstance(value, str):
+        return "must be an ISO 8601 time"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return "must be an ISO 8601 time"
+    return None if moment.tzinfo is not None else "must be an ISO 8601 time with its UTC offset"
+
+
+def _optional(check):
+    return lambda value: None if value is None else check(value)
+
+
+def _number(low: float, high: float):
+    def check(value) -> str | None:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return None if ok and low <= value <= high else f"must be a number from {low:g} to {high:g}"
+    return check
+
+
+def _whole(low: int, high: int | None = None):
+    def check(value) -> str | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
+        return None if ok else f"must be a whole number from {low}" + (f" to {high}" if high is not None else "")
+    return check
+
+
+def _boolean(value) -> str | None:
+    return None if isinstance(value, bool) else "must be true, false or null"
+
+
+def _object(value) -> str | None:
+    return None if isinstance(value, dict) else "must be an object"
+
+
+def _anything(value) -> None:
+    return None
+
+
+def _status(value) -> str | None:
+    return None if value in ("pass", "fail", "error") else "must be pass, fail or error"
+
+
+_SECTIONS = {
+    "answers": {
+        "uid": _uid, "question_id": _text, "topic": _text, "answered_at": _time, "correct": _optional(_boolean),
+        "rating": _whole(1, 4), "duration_ms": _optional(_whole(0)), "response": _anything,
+    },
+    "cards": {"question_id": _text, "card": _object},
+    "grades": {
+        "uid": _uid, "exercise_id": _text, "graded_at": _time, "status": _status, "checks_passed": _whole(0),
+        "checks_total": _whole(0), "device": _optional(_text), "duration_s": _optional(_number(0, math.inf)),
+        "file_path": _optional(_text), "file_hash": _optional(_text), "report": _optional(_object),
+    },
+    "interviews": {
+        "uid": _uid, "started_at": _time, "finished_at": _time, "minutes": _number(0, 24 * 60),
+        "score": _number(0, 1), "report": _object,
+    },
+}
