@@ -1,7 +1,30 @@
-"""Facts taught by questions/optimizers-batch-size.yaml, checked by running torch's optimizers."""
+"""Facts taught by questions/optimizers-batch-size.yaml, checked by running torch's optimizers.
+
+Each single or multi question's test settles every choice (`# choice N` beside the assertion, N
+its index in the file) and then checks that the file's key is exactly the set found true.
+Numeric answers are computed here and compared with the file's key.
+"""
+
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "optimizers-batch-size.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _one_step(optimizer_cls, value, grad, **kwargs):
@@ -25,6 +48,7 @@ def test_sgd_momentum_steady_state_step_is_lr_over_one_minus_mu():
         steps.append(before - param.item())
     assert steps[0] == pytest.approx(0.1)  # torch's buffer starts at the first gradient
     assert steps[-1] == pytest.approx(0.1 / (1 - 0.9), rel=1e-4)
+    assert steps[-1] == pytest.approx(_questions()["opt-sgd-momentum-steady-state"].answer, rel=1e-3)
 
 
 @pytest.mark.verifies("opt-adam-bias-correction")
@@ -39,7 +63,7 @@ def test_adam_second_step_with_zero_gradient():
         optimizer.step()
         moves.append((before - param.item()) / lr)
     assert moves[0] == pytest.approx(1.0, rel=1e-5)  # bias-corrected first step is ~lr
-    assert moves[1] == pytest.approx(0.670, abs=5e-4)  # momentum keeps moving it
+    assert moves[1] == pytest.approx(_questions()["opt-adam-bias-correction"].answer, abs=5e-4)
     # the hand computation the question asks for
     m_hat = 0.9 * 0.1 / (1 - 0.9**2)
     v_hat = 0.999 * 0.001 / (1 - 0.999**2)
@@ -51,17 +75,28 @@ def test_adam_second_step_with_zero_gradient():
 @pytest.mark.verifies("opt-adam-eps")
 def test_adam_eps_facts():
     lr = 0.01
-    # a gradient equal to eps moves the parameter by only half of lr on the first step
-    assert 1.0 - _one_step(torch.optim.Adam, 1.0, 1e-8, lr=lr) == pytest.approx(lr / 2, rel=1e-3)
-    # a gradient of 1 is unaffected: eps sits outside the square root, next to |g| ~ 1
+    tiny = 1.0 - _one_step(torch.optim.Adam, 1.0, 1e-8, lr=lr)
+    # choice 1: true. A gradient equal to eps moves by half of lr, a gradient of 1 by lr
+    assert tiny == pytest.approx(lr / 2, rel=1e-3)
     assert 1.0 - _one_step(torch.optim.Adam, 1.0, 1.0, lr=lr) == pytest.approx(lr, rel=1e-6)
-    # the default eps cannot be stored in float16
+    # choice 0: false. Inside the root the 1e-8 gradient would move by g / sqrt(g^2 + eps) ~ 1e-4 lr
+    inside_root = lr * 1e-8 / (1e-16 + 1e-8) ** 0.5
+    assert inside_root == pytest.approx(1e-4 * lr, rel=1e-3)
+    assert tiny != pytest.approx(inside_root, rel=0.5)
+    # choice 3: false. The default eps cannot be stored in float16
     assert torch.tensor(1e-8, dtype=torch.float16).item() == 0.0
-    # eps much larger than sqrt(v_hat): Adam's step is about lr * m_hat / eps (SGD-momentum-like)
+    # choice 2: false. eps much larger than sqrt(v_hat): the step is about lr * m_hat / eps, not lr * sign
     big_eps = 1e3
     move = 1.0 - _one_step(torch.optim.Adam, 1.0, 2.0, lr=lr, eps=big_eps)
     assert move == pytest.approx(lr * 2.0 / (2.0 + big_eps), rel=1e-5)
     assert move == pytest.approx(lr * 2.0 / big_eps, rel=5e-3)
+    assert move != pytest.approx(lr, rel=0.5)
+    # choice 4: false. A larger eps shrinks the step
+    for grad in (1e-6, 1e-3, 1.0):
+        small_eps = 1.0 - _one_step(torch.optim.Adam, 1.0, grad, lr=lr, eps=1e-8)
+        large_eps = 1.0 - _one_step(torch.optim.Adam, 1.0, grad, lr=lr, eps=1e-3)
+        assert large_eps < small_eps
+    assert _right("opt-adam-eps") == {1}
 
 
 @pytest.mark.verifies("opt-adamw-vs-l2", "opt-adamw-name")
@@ -103,7 +138,7 @@ def test_adamw_fp32_bytes_per_parameter():
         if key != "step"  # one scalar per tensor, not per element
     )
     assert sorted(optimizer.state[params[0]]) == ["exp_avg", "exp_avg_sq", "step"]
-    assert (weight_bytes + grad_bytes + state_bytes) / n == 16
+    assert (weight_bytes + grad_bytes + state_bytes) / n == _questions()["opt-adamw-memory-fp32"].answer
 
 
 @pytest.mark.verifies("opt-no-decay-params")
@@ -141,3 +176,15 @@ def test_dim_rule_puts_biases_and_norms_in_the_no_decay_group():
     optimizer.step()
     assert torch.equal(layer.norm1.weight, torch.ones(16))
     assert torch.allclose(layer.linear1.weight, before * (1 - 0.1 * 0.1))
+
+    assert "linear1.weight" in decay and "self_attn.in_proj_weight" in decay  # choice 0: false
+    assert {"linear1.bias", "linear2.bias", "self_attn.out_proj.bias"} <= no_decay  # choice 1: true
+    assert {"norm1.weight", "norm2.weight"} <= no_decay  # choice 2: true
+    assert {"norm1.bias", "norm2.bias"} <= no_decay  # choice 3: true
+    # choice 4: false. In a decayed group AdamW pulls a zero-gradient LayerNorm gain below 1
+    gain = torch.nn.Parameter(torch.ones(16))
+    decayed = torch.optim.AdamW([gain], lr=0.1, weight_decay=0.1)
+    gain.grad = torch.zeros(16)
+    decayed.step()
+    assert torch.all(gain < 1.0)
+    assert _right("opt-no-decay-params") == {1, 2, 3}
