@@ -10,12 +10,15 @@ import torch
 import torch.nn.functional as F
 
 from quizapp.grading import instrument
-from quizapp.grading.harness import Checks, Required, expect_sequence_close, fail, fmt, max_param_diff, rel_diff
+from quizapp.grading.harness import (Checks, Required, branches_on_device, cause_if, consequence, expect_sequence_close,
+                                     fail, fmt, max_param_diff, rel_diff)
 from quizapp.grading.instrument import LOG
 from quizapp.grading.instrument import split_iterations as iterations
 
 EPOCHS = 3
-BATCHES, BATCH = 6, 16
+# 5 batches of 16 and a short last one of 8: an epoch value weighted by batch size (a per-sample
+# mean) then differs from the contract's mean of the iterations' losses.
+SAMPLES, BATCH = 88, 16
 # Same model, data, seeds and op order give the same numbers bit for bit; 1e-4 leaves room for
 # summing the epoch mean another way and for CUDA's nondeterministic reductions, while the
 # smallest real bug (one skipped step, the last loss for the mean) moves them by more than 1e-2.
@@ -37,7 +40,7 @@ def build(device: torch.device, seed: int = 0):
     torch.manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4)).to(device)
     g = torch.Generator().manual_seed(seed + 1)
-    x = torch.randn(BATCHES * BATCH, 16, generator=g)
+    x = torch.randn(SAMPLES, 16, generator=g)
     # Small targets keep gradients inside float16's range at GradScaler's default scale, so the
     # only skipped step is the one a check injects.
     y = torch.tanh(x @ torch.randn(16, 4, generator=g)) * 0.25
@@ -65,9 +68,12 @@ def run(ctx, impl, dtype, *, clip=None, inject_at=None) -> Run:
         LOG.watched_params = list(model.parameters())
         if inject_at is not None:
             instrument.inject_inf(model[0].weight, inject_at)
+        given = (f"amp_dtype={dtype}, max_grad_norm={clip}, device={ctx.device.type}"
+                 + (f", an inf gradient injected at iteration {inject_at}" if inject_at is not None else ""))
         try:
-            losses = impl.train_with_amp(model, loader, optimizer, F.mse_loss, EPOCHS, device=ctx.device,
-                                         amp_dtype=dtype, max_grad_norm=clip)
+            with ctx.given(given):
+                losses = impl.train_with_amp(model, loader, optimizer, F.mse_loss, EPOCHS, device=ctx.device,
+                                             amp_dtype=dtype, max_grad_norm=clip)
         finally:
             for h in hooks:
                 h.remove()
@@ -135,6 +141,10 @@ def as_floats(losses) -> list[float]:
     return out
 
 
+def batch_sizes() -> list[int]:
+    return [min(BATCH, SAMPLES - i) for i in range(0, SAMPLES, BATCH)]
+
+
 def iteration_losses(r: Run) -> list[float]:
     """Each iteration's unscaled loss, read from what reached backward()."""
     out, scale = [], 1.0
@@ -145,6 +155,48 @@ def iteration_losses(r: Run) -> list[float]:
             out.append(e.info["value"] / scale)
             scale = 1.0
     return out
+
+
+def no_loss_scaling(r: Run) -> str | None:
+    """Why a float16 run had no loss scaling at all, or None."""
+    if not r.scalers:
+        return "no GradScaler was created"
+    if not any(s.is_enabled() for s in r.scalers):
+        return "the GradScaler was disabled (enabled=False, or a CUDA-only scaler on the CPU)"
+    return None
+
+
+def outside_autocast(r: Run) -> bool:
+    return any(not e.info["autocast"] for e in r.events if e.kind == "forward")
+
+
+CUDA_GATE = ("your loop turns autocast/the scaler off when the device is not CUDA; this grade ran on CPU, where "
+             "float16 autocast and GradScaler(\"cpu\") work too (see `quizapp grade --device`)")
+
+
+def cuda_gate(ctx) -> str | None:
+    """The one-line note for a loop that gates AMP on CUDA and so ran without it here, or None."""
+    if ctx.device.type == "cuda":
+        return None
+    r = mine(ctx)
+    if not (outside_autocast(r) or no_loss_scaling(r)):
+        return None
+    return CUDA_GATE if branches_on_device(ctx.solution) else None
+
+
+def fail_gated(ctx, message: str):
+    """Fail with message, led by the CUDA-gate note when that is why."""
+    note = cuda_gate(ctx)
+    if note:
+        ctx.data["note"] = note
+        fail(f"{note}. {message[:1].upper()}{message[1:]}")
+    fail(message)
+
+
+GRAD_SCALER_TITLE = "float16: one enabled GradScaler for the whole run"
+AUTOCAST_TITLE = "Forward runs under autocast with the requested dtype"
+
+
 
 
 # -- the checks -------------------------------------------------------------------------------
@@ -167,11 +219,22 @@ def parity(ctx, dtype, label):
     per_iter = iteration_losses(ref(ctx, dtype))
     n = len(per_iter) // EPOCHS if per_iter else 0
     last = [per_iter[(i + 1) * n - 1] for i in range(EPOCHS)] if n else []
-    if last and len(yours) == EPOCHS and all(abs(a - b) <= 1e-6 * max(1, abs(b)) for a, b in zip(yours, last)) \
-            and any(rel_diff(a, b) > PARITY_RTOL for a, b in zip(last, reference)):
+    sizes = batch_sizes()
+    weighted = ([sum(v * w for v, w in zip(per_iter[i * n:(i + 1) * n], sizes)) / sum(sizes) for i in range(EPOCHS)]
+                if n == len(sizes) else [])
+
+    def matches(values):
+        return (values and len(yours) == EPOCHS and all(abs(a - b) <= 1e-6 * max(1, abs(b)) for a, b in zip(yours, values))
+                and any(rel_diff(a, b) > PARITY_RTOL for a, b in zip(values, reference)))
+
+    if matches(last):
         fail(f"your values {fmt(yours)} are each epoch's last iteration loss; return the mean over the "
              f"epoch's {n} iterations: {fmt(reference)}")
-    expect_sequence_close(f"epoch loss with amp_dtype={label}", reference, yours, PARITY_RTOL)
+    if matches(weighted):
+        fail(f"your values {fmt(yours)} weight each iteration's loss by its batch size (the batches hold {sizes} "
+             f"samples); return the plain mean of the epoch's {n} iteration losses: {fmt(reference)}")
+    with cause_if(outside_autocast(mine(ctx, dtype)), f"{consequence(AUTOCAST_TITLE)}: the forward ran outside autocast"):
+        expect_sequence_close(f"epoch loss with amp_dtype={label}", reference, yours, PARITY_RTOL)
 
 
 @CHECKS.add("loss-parity-fp16", "Epoch losses match the reference (float16)")
@@ -194,7 +257,7 @@ def close_to_fp32(ctx):
                  f"({rel_diff(final, base):.1%} apart; at most {FP32_RTOL:.0%} expected)")
 
 
-@CHECKS.add("autocast-forward", "Forward runs under autocast with the requested dtype")
+@CHECKS.add("autocast-forward", AUTOCAST_TITLE)
 def autocast_forward(ctx):
     for dtype in (torch.float16, torch.bfloat16):
         forwards = [e.info for e in mine(ctx, dtype).events if e.kind == "forward"]
@@ -202,7 +265,7 @@ def autocast_forward(ctx):
             fail(f"amp_dtype={dtype}: the model's forward never ran")
         off = sum(1 for f in forwards if not f["autocast"])
         if off:
-            fail(f"amp_dtype={dtype}: {off} of {len(forwards)} Linear forwards ran outside autocast; wrap forward "
+            fail_gated(ctx, f"amp_dtype={dtype}: {off} of {len(forwards)} Linear forwards ran outside autocast; wrap forward "
                  f"and loss in torch.autocast(device_type=device.type, dtype=amp_dtype)")
         wrong = [f for f in forwards if f["autocast_dtype"] != dtype or f["out_dtype"] != dtype]
         if wrong:
@@ -233,11 +296,11 @@ def master_weights(ctx):
                  "(no model.half()/.to(dtype)) and let autocast cast per op")
 
 
-@CHECKS.add("grad-scaler", "float16: one enabled GradScaler for the whole run")
+@CHECKS.add("grad-scaler", GRAD_SCALER_TITLE)
 def grad_scaler(ctx):
     r = mine(ctx)
     if not r.scalers:
-        fail("no GradScaler was created: float16 gradients underflow without loss scaling; create "
+        fail_gated(ctx, "no GradScaler was created: float16 gradients underflow without loss scaling; create "
              "torch.amp.GradScaler(device.type) once, before the loop")
     if len(r.scalers) > 1:
         fail(f"{len(r.scalers)} GradScalers were created; create one before the loop so its scale and "
@@ -246,12 +309,18 @@ def grad_scaler(ctx):
     if not scaler.is_enabled():
         extra = (" (torch.cuda.amp.GradScaler is deprecated and CUDA-only: use torch.amp.GradScaler(device.type))"
                  if isinstance(scaler, instrument.RecordingCudaGradScaler) else "")
-        fail(f"the GradScaler is disabled on device '{ctx.device.type}'{extra}")
+        fail_gated(ctx, f"the GradScaler is disabled on device '{ctx.device.type}'{extra}")
 
 
 @CHECKS.add("loss-scaled", "float16: backward runs on the scaled loss")
 def loss_scaled(ctx):
-    for i, it in enumerate(iterations(mine(ctx).events)):
+    r = mine(ctx)
+    why = no_loss_scaling(r)
+    if why and any(e.kind == "scale" for e in r.events):
+        fail(f"backward() ran on scaler.scale(loss), but {why}, so scale() returned the loss unscaled "
+             f"(scale {fmt(next(e.info['scale'] for e in r.events if e.kind == 'scale'))}); "
+             f"{consequence(GRAD_SCALER_TITLE)}")
+    for i, it in enumerate(iterations(r.events)):
         back = it[0].info
         scaled = [e for e in mine(ctx).events if e.kind == "scale" and e.info["tensor_id"] == back["tensor_id"]]
         if not scaled:
@@ -304,7 +373,10 @@ def overflow(ctx):
         fail(f"expected more than {INJECT_AT + 1} iterations, saw {len(its)}")
     hit = its[INJECT_AT]
     if any(e.kind == "opt.step" for e in hit):
-        fail(f"iteration {INJECT_AT} had an inf gradient, yet optimizer.step() ran; step through scaler.step")
+        why = no_loss_scaling(r)
+        fail(f"iteration {INJECT_AT} had an inf gradient, yet optimizer.step() ran; "
+             + (f"{why}, and only an enabled scaler skips such steps: {consequence(GRAD_SCALER_TITLE)}" if why
+                else "step through scaler.step"))
     before, after = its[INJECT_AT][0].info["params"], its[INJECT_AT + 1][0].info["params"]
     moved = max((a - b).abs().max().item() for a, b in zip(after, before))
     if moved != 0:
@@ -331,6 +403,10 @@ def clip_after_unscale(ctx):
     ref_clips = [e.info for e in rr.events if e.kind == "clip"]
     if not clips:
         fail(f"max_grad_norm={CLIP} was given but clip_grad_norm_ was never called")
+    why = no_loss_scaling(r)
+    if why:
+        fail(f"max_grad_norm={CLIP}: clip_grad_norm_ ran {len(clips)} time(s), but {why}, so no gradient was "
+             f"scaled and the clip order cannot be told; {consequence(GRAD_SCALER_TITLE)}")
     for i, it in enumerate(iterations(r.events)):
         kinds = [e.kind for e in it]
         if "clip" in kinds and ("unscale_" not in kinds or kinds.index("unscale_") > kinds.index("clip")):
@@ -339,5 +415,6 @@ def clip_after_unscale(ctx):
                  f"(total norm {fmt(seen)}, unscaled it is {fmt(exp)}); unscale first, then clip")
     diff, where = max_param_diff(r.model, rr.model)
     if diff > 1e-4:
+        cause = f"; {consequence(AUTOCAST_TITLE)}: the forward ran outside autocast" if outside_autocast(r) else ""
         fail(f"after training with clipping, parameters differ from the reference by up to {diff:.2e} "
-             f"(relative, in {where})")
+             f"(relative, in {where}){cause}")

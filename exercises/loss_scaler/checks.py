@@ -5,6 +5,7 @@ The grader patches torch.amp.GradScaler with a recording subclass; it behaves as
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -14,7 +15,8 @@ from quizapp.grading.harness import Checks, Required, close, fail, fmt
 
 # Scales here are powers of two (or exact multiples of them), so unscaling is exact and GradScaler's
 # float32 scale equals a Python float one bit for bit; 1e-6 only allows for a learner keeping the
-# scale in float32 as GradScaler does.
+# scale in float32 as GradScaler does. No configuration comes near float32's top (2**128): there a
+# float32 scale and a Python float one part ways, and either is a right answer.
 RTOL = 1e-6
 INF, NAN = math.inf, math.nan
 # Step -> value written into one gradient element after backward: inf, NaN, -inf, NaN in another param.
@@ -22,7 +24,12 @@ BAD = {2: (0, INF), 3: (1, NAN), 9: (0, -INF), 10: (1, NAN)}
 STEPS = 15
 # (init_scale, growth_interval, growth_factor, backoff_factor)
 MAIN = (2.0**16, 3, 2.0, 0.5)
-CONFIGS = [MAIN, (8.0, 2, 2.0, 0.5), (1024.0, 1, 2.0, 0.5), (64.0, 4, 4.0, 0.25)]
+# The last one's backoff is not 1 / growth: a scaler that divides by growth_factor on overflow
+# (ignoring backoff_factor) passes all the others.
+CONFIGS = [MAIN, (8.0, 2, 2.0, 0.5), (1024.0, 1, 2.0, 0.5), (64.0, 4, 4.0, 0.25), (1024.0, 2, 2.0, 0.25)]
+# Finite in float32 (max about 2**128), and the grown 2**1100 overflows float32 and float64 alike,
+# so a scale stored either way must refuse to grow.
+HUGE_SCALE, HUGE_GROWTH = 2.0**100, 2.0**1000
 LR = 0.1
 
 CHECKS = Checks(Required(
@@ -79,6 +86,10 @@ def trajectory(ctx, who: str, cfg) -> Run:
     init_scale, interval, growth, backoff = cfg
 
     def go():
+        with ctx.given(cfg_text(cfg)):
+            return steps()
+
+    def steps():
         params = make_params(ctx)
         optimizer = torch.optim.SGD(params, lr=LR)
         calls = counting(optimizer)
@@ -179,6 +190,14 @@ def plain_sgd_run(ctx, impl, n_steps, init_scale, interval):
     x, y = torch.randn(16, 4, generator=g).to(ctx.device), torch.randn(16, 1, generator=g).to(ctx.device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
     scaler = impl.DynamicLossScaler(init_scale=init_scale, growth_interval=interval) if impl else None
+    with contextlib.ExitStack() as stack:
+        if impl:
+            stack.enter_context(ctx.given(cfg_text((init_scale, interval, 2.0, 0.5))))
+        sgd_steps(model, x, y, optimizer, scaler, n_steps)
+    return model, [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]
+
+
+def sgd_steps(model, x, y, optimizer, scaler, n_steps):
     for _ in range(n_steps):
         optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(model(x), y)
@@ -188,7 +207,6 @@ def plain_sgd_run(ctx, impl, n_steps, init_scale, interval):
         else:
             scaler.scale_loss(loss).backward()
             scaler.step(optimizer)
-    return model, [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]
 
 
 @CHECKS.add("clean-step-update", "Clean steps update parameters exactly as an unscaled step would")
@@ -221,8 +239,9 @@ def missing_grads(ctx):
     frozen = torch.ones(2, device=ctx.device, requires_grad=True)
     optimizer = torch.optim.SGD([{"params": [used, unused]}, {"params": [frozen]}], lr=LR)
     calls = counting(optimizer)
-    scaler = ctx.solution.DynamicLossScaler(init_scale=8.0, growth_interval=100)
-    scaler.scale_loss((used * 2.0).sum()).backward()
+    with ctx.given("DynamicLossScaler(init_scale=8.0, growth_interval=100)"):
+        scaler = ctx.solution.DynamicLossScaler(init_scale=8.0, growth_interval=100)
+        scaler.scale_loss((used * 2.0).sum()).backward()
     try:
         result = scaler.step(optimizer)
     except Exception as exc:  # noqa: BLE001 - the crash is the finding
@@ -239,13 +258,40 @@ def missing_grads(ctx):
 
 @CHECKS.add("growth-only-if-finite", "The scale grows only if the grown scale is finite")
 def growth_only_if_finite(ctx):
-    init_scale, growth = 1e300, 1e10  # 1e310 overflows a Python float to inf
-    scaler = ctx.solution.DynamicLossScaler(init_scale=init_scale, growth_factor=growth, growth_interval=1)
-    p = torch.ones(2, device=ctx.device, requires_grad=True)
-    optimizer = torch.optim.SGD([p], lr=LR)
-    p.grad = torch.zeros(2, device=ctx.device)  # clean (zero) gradients: nothing moves, the step is clean
-    scaler.step(optimizer)
-    seen = float(scaler.scale)
-    if seen != init_scale:
-        fail(f"DynamicLossScaler(init_scale=1e300, growth_factor=1e10, growth_interval=1): after one clean step "
-             f"the grown scale 1e310 is inf, so the scale must stay {fmt(init_scale)}; got {fmt(seen)}")
+    what = cfg_text((HUGE_SCALE, 1, HUGE_GROWTH, 0.5))
+    with ctx.given(what):
+        scaler = ctx.solution.DynamicLossScaler(init_scale=HUGE_SCALE, growth_factor=HUGE_GROWTH, growth_interval=1)
+        p = torch.ones(2, device=ctx.device, requires_grad=True)
+        optimizer = torch.optim.SGD([p], lr=LR)
+        seen = []
+        for _ in range(2):
+            optimizer.zero_grad(set_to_none=True)
+            scaler.scale_loss((p * 0.0).sum()).backward()  # zero gradients: a clean step that moves nothing
+            scaler.step(optimizer)
+            seen.append(float(scaler.scale))
+    if seen != [HUGE_SCALE, HUGE_SCALE]:
+        fail(f"{what}: after each of two clean steps the grown scale 2**1100 is inf (in float32 and float64 alike), "
+             f"so the scale must stay {fmt(HUGE_SCALE)} (2**100); got {fmt(seen)}")
+
+
+@CHECKS.add("scale-loss", "scale_loss returns loss * scale, a tensor of the loss's own shape and dtype")
+def scale_loss(ctx):
+    init_scale = 1024.0
+    p = torch.full((3,), 0.5, device=ctx.device, requires_grad=True)
+    loss = (p * 2.0).sum()  # a 0-dim float32 loss of 3.0, as a mean loss would be
+    with ctx.given(f"DynamicLossScaler(init_scale={fmt(init_scale)}) and a 0-dim float32 loss of 3.0"):
+        out = ctx.solution.DynamicLossScaler(init_scale=init_scale).scale_loss(loss)
+    what = f"scale_loss(loss) with init_scale={fmt(init_scale)} and a 0-dim float32 loss of 3.0"
+    if not isinstance(out, torch.Tensor):
+        fail(f"{what} returned {type(out).__name__}; expected the tensor loss * scale, so that backward() can run on it")
+    if tuple(out.shape) != tuple(loss.shape):
+        fail(f"{what} returned a tensor of shape {list(out.shape)}; expected the loss's own shape {list(loss.shape)} "
+             "(a 0-dim tensor): multiply by the scale as a Python float or a 0-dim tensor, not a shape-[1] one, "
+             "or every loss after it stops being a scalar")
+    if out.dtype != loss.dtype:
+        fail(f"{what} returned {out.dtype}; expected the loss's dtype {loss.dtype}")
+    if not out.requires_grad:
+        fail(f"{what} returned a tensor cut off from the graph (requires_grad=False); backward() on it would "
+             "reach no parameter")
+    if out.item() != 3.0 * init_scale:
+        fail(f"{what} returned {fmt(out.item())}; expected 3.0 * {fmt(init_scale)} = {fmt(3.0 * init_scale)}")

@@ -37,7 +37,9 @@ class DynamicLossScaler:
         self._clean_steps += 1
         if self._clean_steps == self.growth_interval:
             grown = self.scale * self.growth_factor
-            if math.isfinite(grown):
+            # GradScaler keeps its scale in float32: growth that would be inf there is refused,
+            # even where a Python float (float64) still holds it (2**127 * 2 = 2**128).
+            if math.isfinite(float(torch.tensor(grown, dtype=torch.float64).float())):
                 self.scale = grown
             self._clean_steps = 0
         return True

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 
@@ -126,6 +128,39 @@ def signature_problem(obj, req: Required) -> str | None:
     except TypeError as exc:
         return f"`{req.name}` has the wrong signature ({exc}): yours is {req.name}{sig}, expected {req.name}{req.signature}"
     return None
+
+
+# -- saying why --------------------------------------------------------------------------------
+
+def consequence(title: str) -> str:
+    """Points a failure at the check whose failure it follows from."""
+    return f"this follows from the check \"{title}\""
+
+
+@contextlib.contextmanager
+def cause_if(condition: bool, cause: str):
+    """Add an upstream cause to a failure raised inside, when there is one."""
+    try:
+        yield
+    except CheckFailed as exc:
+        if condition:
+            raise CheckFailed(f"{exc}; {cause}") from None
+        raise
+
+
+# A test of the device in a learner's source: `device.type == "cuda"`, `!= "cpu"`,
+# torch.cuda.is_available(), `"cuda" in str(device)`, `.startswith("cuda")`.
+_DEVICE_TEST = re.compile(r"""[!=]=\s*["'](cuda|cpu)(:\d+)?["']|["'](cuda|cpu)["']\s*(==|!=|in\b|not\s+in\b)"""
+                          r"""|cuda\.is_available\s*\(|startswith\(\s*["']cuda""")
+
+
+def branches_on_device(solution) -> bool:
+    """Whether the solution's source tests for CUDA (and so may turn features off on the CPU)."""
+    try:
+        source = Path(solution.__file__).read_text(encoding="utf-8")
+    except (OSError, AttributeError, TypeError, ValueError):
+        return False
+    return bool(_DEVICE_TEST.search(source))
 
 
 # -- numbers ---------------------------------------------------------------------------------

@@ -20,6 +20,13 @@ def curves_of(report: GradeReport) -> dict | None:
     return None
 
 
+def notes_of(report: GradeReport) -> list[str]:
+    """One-line notes that explain several failures at once (e.g. a loop that turns AMP off on
+    the CPU), each once, in check order."""
+    notes = [c.data.get("note") for c in report.checks if c.status in ("fail", "error")]
+    return list(dict.fromkeys(n for n in notes if isinstance(n, str) and n))
+
+
 def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
     import plotext as plt
 
@@ -44,6 +51,8 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
     title = exercise.title if exercise else report.exercise
     console.print(Text.assemble((title, "bold"), f"  ({report.file}, device {report.device or '?'}, "
                                                  f"torch {report.torch or '?'})"))
+    for note in notes_of(report):
+        console.print(Text("Note: " + note, style="bold yellow"))
     if report.checks:
         table = Table(show_header=True, header_style="bold", expand=False)
         table.add_column("", width=5)

@@ -88,9 +88,18 @@ def assert_starter_fails_cleanly(exercise_dir: Path, check_ids: list[str]) -> di
     return report
 
 
-def assert_every_check_has_a_bug(buggy_dir: Path, must_fail: dict[str, set], check_ids: list[str]) -> None:
+def assert_every_check_has_a_bug(buggy_dir: Path, must_fail: dict[str, set], check_ids: list[str],
+                                 others=()) -> None:
+    """Every check is failed by some bug, and every file in buggy_dir is a listed bug or one of
+    `others` (correct alternatives, solutions that raise)."""
     assert set().union(*must_fail.values()) == set(check_ids)
-    assert {p.stem for p in buggy_dir.glob("*.py")} == set(must_fail)
+    assert {p.stem for p in buggy_dir.glob("*.py")} == set(must_fail) | set(others)
+
+
+def assert_passes(path: Path) -> None:
+    """A correct solution written another way passes every check."""
+    code, report = graded(path)
+    assert code == 0 and report["status"] == "pass", [c for c in report["checks"] if c["status"] != "pass"]
 
 
 def assert_bug_fails(path: Path, must_fail: set, *, may_also_not_pass: set = frozenset(),
@@ -108,3 +117,13 @@ def assert_bug_fails(path: Path, must_fail: set, *, may_also_not_pass: set = fro
         assert messages[cid] and "internal grader error" not in messages[cid], messages
         if numbers:
             assert any(ch.isdigit() for ch in messages[cid]), messages[cid]
+
+
+def assert_errors_name_inputs(path: Path, errors: dict[str, str]) -> None:
+    """Each listed check errors, and its message starts with the inputs that made the solution raise."""
+    code, report = graded(path)
+    assert code == 1
+    for check in report["checks"]:
+        if check["id"] in errors:
+            assert check["status"] == "error", check
+            assert check["message"].startswith(errors[check["id"]]), check

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,7 +34,11 @@ BUGS = {
     "zero_grad_between": ["zero-grad"],
     "no_zero_grad": ["zero-grad"],
     "clip_before_unscale": ["clip-after-unscale"],
+    "sample_weighted_mean": ["loss-parity-fp16", "loss-parity-bf16"],
+    "no_scaler_no_autocast": ["autocast-forward", "grad-scaler", "loss-scaled", "clip-after-unscale"],
 }
+# Graded with --device cpu: the loop turns AMP off there (checked apart, below).
+CUDA_GATED = "cuda_gated"
 # Checks a bug leaves alone: proves the failure is for the bug's own reason.
 UNAFFECTED = {
     "no_autocast": ["backward-outside-autocast", "grad-scaler", "master-weights-fp32", "zero-grad"],
@@ -41,17 +48,25 @@ UNAFFECTED = {
     "last_loss": ["grad-scaler", "autocast-forward", "overflow-skips-step", "clip-after-unscale"],
     "no_zero_grad": ["autocast-forward", "grad-scaler", "backward-outside-autocast"],
     "unscaled_backward": ["loss-parity-bf16"],  # every float16 run stops at scaler.step
+    "sample_weighted_mean": [c for c in ALL_CHECKS if not c.startswith("loss-parity")],
+}
+# Messages that say a failure follows from another check, not their own: check id -> text.
+CONSEQUENCES = {
+    "no_scaler_no_autocast": {"clip-after-unscale": "no GradScaler was created",
+                              "loss-parity-bf16": "the forward ran outside autocast"},
+    "no_scaler": {"clip-after-unscale": "no GradScaler was created"},
 }
 
 
 @pytest.fixture(scope="module", autouse=True)
 def graded_in_parallel():
     grade_many([(str(EXERCISES / "amp_training" / "reference.py"),)] +
-               [(str(BUGGY / f"{name}.py"),) for name in BUGS])
+               [(str(BUGGY / f"{name}.py"),) for name in BUGS] + [(str(BUGGY / f"{CUDA_GATED}.py"), "--device", "cpu")])
 
 
 def test_every_check_has_a_bug_that_fails_it():
     assert set(ALL_CHECKS) == {c for checks in BUGS.values() for c in checks}
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(BUGS) | {CUDA_GATED}
 
 
 def test_reference_passes():
@@ -91,3 +106,37 @@ def test_messages_carry_numbers():
     assert "before scaler.unscale_" in clip and "total norm" in clip
     fp32 = grade(BUGGY / "init_scale_too_high.py").check("close-to-fp32")["message"]
     assert "float32" in fp32 and "%" in fp32
+
+
+def test_sample_weighted_mean_is_named():
+    message = grade(BUGGY / "sample_weighted_mean.py").check("loss-parity-fp16")["message"]
+    assert "weight each iteration's loss by its batch size" in message and "[16, 16, 16, 16, 16, 8]" in message
+
+
+@pytest.mark.parametrize("bug", sorted(CONSEQUENCES))
+def test_downstream_failures_name_their_cause(bug):
+    result = grade(BUGGY / f"{bug}.py")
+    for check_id, cause in CONSEQUENCES[bug].items():
+        message = result.check(check_id)["message"]
+        assert result.status(check_id) == "fail" and cause in message and "this follows from the check" in message
+        assert "before scaler.unscale_" not in message  # never blamed on the clip order
+
+
+def test_cuda_gated_loop_is_told_why_on_cpu():
+    result = grade(BUGGY / f"{CUDA_GATED}.py", "--device", "cpu")
+    note = "your loop turns autocast/the scaler off when the device is not CUDA; this grade ran on CPU"
+    for check_id in ("autocast-forward", "grad-scaler"):
+        assert result.check(check_id)["message"].startswith(note), result.check(check_id)
+    scaled = result.check("loss-scaled")
+    assert scaled["status"] == "fail" and "disabled" in scaled["message"] and "this follows from" in scaled["message"]
+    clip = result.check("clip-after-unscale")["message"]
+    assert "disabled" in clip and "cannot be told" in clip and "total norm" not in clip
+    assert "disabled" in result.check("overflow-skips-step")["message"]
+
+
+def test_cuda_gate_note_printed_once_at_the_top():
+    out = subprocess.run([sys.executable, "-m", "quizapp", "grade", str(BUGGY / f"{CUDA_GATED}.py"), "--device", "cpu"],
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
+    lines = out.stdout.splitlines()
+    notes = [i for i, line in enumerate(lines) if line.startswith("Note: your loop turns autocast/the scaler off")]
+    assert out.returncode == 1 and len(notes) == 1 and notes[0] == 1, out.stdout[:3000]
