@@ -1,9 +1,32 @@
-"""Facts taught by questions/pruning.yaml, checked against torch.nn.utils.prune."""
+"""Facts taught by questions/pruning.yaml, checked against torch.nn.utils.prune.
+
+Each verified single or multi question's test settles every choice (`# choice N` beside the
+assertion, N its index in the file) and then checks that the file's key is exactly the set found
+true. Numeric answers are computed here and compared with the file's key.
+"""
+
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.utils.prune as prune
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "pruning.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _zeros(t: torch.Tensor) -> int:
@@ -17,13 +40,18 @@ def test_l1_unstructured_reparametrises_weight():
     original = m.weight
     prune.l1_unstructured(m, "weight", amount=0.3)
 
-    assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]
-    assert [n for n, _ in m.named_buffers()] == ["weight_mask"]
+    bytes_before = sum(t.numel() * t.element_size() for t in (original, m.bias))
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]  # choice 0: true
+    assert [n for n, _ in m.named_buffers()] == ["weight_mask"]  # choice 1: false, a buffer
+    assert not isinstance(m.weight_mask, nn.Parameter)  # choice 1: false
     assert m.weight_orig is original  # same Parameter object: an existing optimizer still holds it
-    assert not isinstance(m.weight, nn.Parameter)
+    assert not isinstance(m.weight, nn.Parameter)  # choice 2: false; choice 3: true
     assert _zeros(m.weight_mask) == 30
-    assert torch.equal(m.weight, m.weight_orig * m.weight_mask)
-    assert len(m._forward_pre_hooks) == 1
+    assert torch.equal(m.weight, m.weight_orig * m.weight_mask)  # choice 3: true
+    assert len(m._forward_pre_hooks) == 1  # choice 3: the pre-hook that recomputes it
+    # choice 5: false. Memory goes up: dense orig, dense mask and the computed weight
+    held = [m.weight_orig, m.weight_mask, m.weight, m.bias]
+    assert sum(t.numel() * t.element_size() for t in held) > 2 * bytes_before
     assert set(m.state_dict()) == {"bias", "weight_orig", "weight_mask"}
 
     # the pruned weights are the 30 smallest in absolute value
@@ -32,8 +60,9 @@ def test_l1_unstructured_reparametrises_weight():
     assert dropped.max() <= kept.min()
 
     m(torch.randn(3, 10)).sum().backward()
-    assert torch.all(m.weight_orig.grad[m.weight_mask == 0] == 0)
+    assert torch.all(m.weight_orig.grad[m.weight_mask == 0] == 0)  # choice 4: true
     assert torch.all(m.weight_orig.grad[m.weight_mask == 1] != 0)
+    assert _right("prune-torch-reparam") == {0, 3, 4}
 
 
 @pytest.mark.verifies("prune-iterative-amount")
@@ -43,7 +72,7 @@ def test_second_amount_is_a_fraction_of_the_remaining_weights():
     prune.l1_unstructured(m, "weight", amount=0.3)
     assert _zeros(m.weight) == 30
     prune.l1_unstructured(m, "weight", amount=0.5)
-    assert _zeros(m.weight) == 65
+    assert _zeros(m.weight) == _questions()["prune-iterative-amount"].answer
     hook = next(iter(m._forward_pre_hooks.values()))
     assert isinstance(hook, prune.PruningContainer)
 
@@ -54,9 +83,11 @@ def test_remove_makes_pruning_permanent():
     m = nn.Linear(10, 10)
     original = m.weight
     prune.l1_unstructured(m, "weight", amount=0.4)
+    before_pruning = m.weight_orig.detach().clone()
     expected = (m.weight_orig * m.weight_mask).detach().clone()
     prune.remove(m, "weight")
 
+    # choice 0: true
     assert isinstance(m.weight, nn.Parameter)
     assert m.weight is original
     assert [n for n, _ in m.named_parameters()] == ["bias", "weight"]
@@ -64,9 +95,13 @@ def test_remove_makes_pruning_permanent():
     assert len(m._forward_pre_hooks) == 0
     assert not prune.is_pruned(m)
     assert torch.equal(m.weight.detach(), expected)
-    assert _zeros(m.weight) == 40
-    assert m.weight.layout == torch.strided and m.weight.shape == (10, 10)
     assert set(m.state_dict()) == {"weight", "bias"}
+    # choice 1: false, the zeros stay
+    assert _zeros(m.weight) == 40
+    assert not torch.equal(m.weight.detach(), before_pruning)
+    assert m.weight.layout == torch.strided  # choice 2: false, still dense
+    assert m.weight.shape == (10, 10)  # choice 3: false, same shape
+    assert _right("prune-remove") == {0}
 
 
 @pytest.mark.verifies("prune-global-unstructured")
@@ -75,16 +110,19 @@ def test_global_unstructured_uses_one_threshold_across_layers():
     a, b = nn.Linear(10, 10), nn.Linear(10, 10)
     with torch.no_grad():
         b.weight.mul_(10)
-    prune.global_unstructured(
+    prune.global_unstructured(  # choice 3: false, different scales raise nothing
         [(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=0.5
     )
     za, zb = _zeros(a.weight), _zeros(b.weight)
     assert za + zb == 100
-    assert 85 <= za <= 95 and 5 <= zb <= 15
+    assert 85 <= za <= 95 and 5 <= zb <= 15  # choice 2: true
+    assert za != 50  # choice 0: false
+    assert zb < 50  # choice 1: false, b keeps most of its larger weights
     # one shared threshold: every pruned weight is no larger than every kept weight, across layers
     pruned = torch.cat([a.weight_orig[a.weight_mask == 0], b.weight_orig[b.weight_mask == 0]]).abs()
     kept = torch.cat([a.weight_orig[a.weight_mask == 1], b.weight_orig[b.weight_mask == 1]]).abs()
     assert pruned.max() <= kept.min()
+    assert _right("prune-global-unstructured") == {2}
 
 
 @pytest.mark.verifies("prune-ln-structured-name")
@@ -112,8 +150,12 @@ def _two_four_mask(w: torch.Tensor) -> torch.Tensor:
 def test_two_four_pruning_of_the_example_row():
     row = torch.tensor([0.9, -0.1, 0.4, -0.7, 0.05, 0.3, -0.2, 0.6])
     pruned = row * _two_four_mask(row)
-    assert torch.equal(pruned, torch.tensor([0.9, 0.0, 0.0, -0.7, 0.0, 0.3, 0.0, 0.6]))
+    assert torch.equal(pruned, torch.tensor([0.9, 0.0, 0.0, -0.7, 0.0, 0.3, 0.0, 0.6]))  # choice 1: true
     assert ((pruned.reshape(-1, 4) != 0).sum(1) == 2).all()
+    for wrong in ([0.9, 0, 0.4, -0.7, 0, 0, 0, 0.6],  # choice 0: false
+                  [0.9, 0, 0.4, 0, 0, 0.3, 0, 0.6],  # choice 2: false
+                  [0, -0.1, 0.4, 0, 0.05, 0, -0.2, 0]):  # choice 3: false
+        assert not torch.equal(pruned, torch.tensor(wrong))
 
     # keeping the row's 4 largest magnitudes (the tempting answer) breaks the 2:4 pattern
     m = nn.Linear(8, 1, bias=False)
@@ -123,3 +165,4 @@ def test_two_four_pruning_of_the_example_row():
     unstructured = m.weight.detach()[0]
     assert torch.equal(unstructured, torch.tensor([0.9, 0.0, 0.4, -0.7, 0.0, 0.0, 0.0, 0.6]))
     assert (unstructured.reshape(-1, 4) != 0).sum(1).tolist() == [3, 1]
+    assert _right("prune-2-4-mask") == {1}
