@@ -1,0 +1,1 @@
+"""The question bank in other tools' formats (an Anki deck)."""
