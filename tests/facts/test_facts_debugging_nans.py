@@ -1,14 +1,36 @@
-"""Facts taught by questions/debugging-nans.yaml, checked by producing the NaNs with torch."""
+"""Facts taught by questions/debugging-nans.yaml, checked by producing the NaNs with torch.
 
+Each verified single question's test settles every choice (`# choice N` beside the assertion,
+N its index in the file) and then checks that the file's key is the one choice found true.
+"""
+
+import contextlib
+import io
 import math
 import warnings
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from quizapp.bank import load_bank, pack_files
+
 NAN, INF = float("nan"), float("inf")
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "debugging-nans.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _naive_softmax(z: torch.Tensor) -> torch.Tensor:
@@ -33,10 +55,22 @@ def test_naive_softmax_overflows_stable_one_does_not():
 @pytest.mark.verifies("nan-equality-check")
 def test_nan_never_equals_nan():
     loss = torch.tensor(NAN)
-    assert not bool(loss == NAN)
-    assert bool(torch.isnan(loss))
+    assert not bool(loss == NAN)  # choice 0: false
+    assert bool(torch.isnan(loss))  # choice 1: false, isnan works on a 0-d tensor
     assert bool(loss != loss)
     assert torch.equal(torch.isfinite(torch.tensor([1.0, INF, NAN])), torch.tensor([True, False, False]))
+
+    # the snippet itself: no error (choice 2: false) and it prints B (choice 3: true)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        if loss == float("nan"):
+            print("A")
+        elif torch.isnan(loss):
+            print("B")
+        else:
+            print("C")
+    assert printed.getvalue() == "B\n"
+    assert _right("nan-equality-check") == {3}
 
 
 @pytest.mark.verifies("nan-log-of-softmax")
@@ -44,8 +78,11 @@ def test_log_of_softmax_vs_log_softmax():
     z = torch.tensor([0.0, 200.0])
     a = torch.log(torch.softmax(z, dim=0))
     b = F.log_softmax(z, dim=0)
-    assert torch.equal(a, torch.tensor([-INF, 0.0]))
-    assert torch.equal(b, torch.tensor([-200.0, 0.0]))
+    assert torch.equal(a, torch.tensor([-INF, 0.0]))  # choice 2: true; choice 0 (a = -200) and 1 (a = nan): false
+    assert torch.equal(b, torch.tensor([-200.0, 0.0]))  # choice 3: false, b stays finite
+    assert torch.softmax(z, dim=0)[0].item() == 0.0  # the probability underflowed, nothing overflowed
+    assert not torch.isnan(torch.softmax(z, dim=0)).any()
+    assert _right("nan-log-of-softmax") == {2}
     # as a loss for class 0: inf through log(softmax), with NaN gradients; finite through log_softmax
     z1 = z.clone().requires_grad_()
     bad = -torch.log(torch.softmax(z1, dim=0))[0]
@@ -67,11 +104,15 @@ def test_detect_anomaly_names_the_backward_function():
         warnings.simplefilter("ignore")  # anomaly mode warns about its cost and prints the forward trace
         with torch.autograd.detect_anomaly():
             y = torch.where(x > 0, torch.log(x), torch.zeros_like(x)).sum()
+            # choice 0: true. It raises at the backward function that returned NaN, naming it;
+            # choice 2: false, it does not zero the NaN and go on; choice 3: false, it raises by itself
             with pytest.raises(RuntimeError, match=r"Function 'LogBackward0' returned nan values in its 0th output"):
                 y.backward()
-            # forward values are not checked: a NaN made in the forward passes silently
+            # choice 1: false. Forward values are not checked: a NaN or inf made in the forward passes silently
             z = torch.sqrt(torch.tensor([-1.0, 1.0], requires_grad=True))
             assert math.isnan(z[0].item())
+            assert torch.exp(torch.tensor([100.0], requires_grad=True)).item() == INF
+    assert _right("nan-detect-anomaly") == {0}
 
 
 @pytest.mark.verifies("nan-to-num-trap-card")
@@ -97,6 +138,8 @@ def test_fp16_exp_overflows_above_11():
     assert math.isfinite(fp16_exp(11))
     assert fp16_exp(12) == INF
     assert fp16_exp(11) == pytest.approx(59874, rel=1e-3)
+    largest = max(n for n in range(30) if math.isfinite(fp16_exp(n)))
+    assert largest == _questions()["nan-fp16-exp-overflow"].answer
 
 
 @pytest.mark.verifies("nan-logsumexp-order")
@@ -119,8 +162,9 @@ def test_where_does_not_mask_the_nan_gradient():
     x = torch.tensor([0.0, 1.0], requires_grad=True)
     y = torch.where(x > 0, torch.log(x), torch.zeros_like(x)).sum()
     y.backward()
-    assert y.item() == 0.0
-    assert math.isnan(x.grad[0].item()) and x.grad[1].item() == 1.0
+    assert y.item() == 0.0  # choice 2 (-inf) and choice 3 (nan): false
+    assert math.isnan(x.grad[0].item()) and x.grad[1].item() == 1.0  # choice 1: true; choice 0: false
+    assert _right("nan-where-gradient-trap") == {1}
     # the fix: make the input safe before the unsafe op
     x2 = torch.tensor([0.0, 1.0], requires_grad=True)
     torch.where(x2 > 0, torch.log(torch.where(x2 > 0, x2, torch.ones_like(x2))), torch.zeros_like(x2)).sum().backward()
@@ -132,9 +176,10 @@ def test_clip_grad_norm_spreads_nan():
     p1, p2 = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(2))
     p1.grad = torch.tensor([NAN, 1.0])
     p2.grad = torch.tensor([1.0, 1.0])
-    norm = torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0)
-    assert math.isnan(norm.item())
-    assert torch.isnan(p1.grad).all() and torch.isnan(p2.grad).all()
+    norm = torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0)  # choice 2: false, no error by default
+    assert math.isnan(norm.item())  # choice 3: false, the norm is not sqrt(3)
+    assert torch.isnan(p1.grad).all() and torch.isnan(p2.grad).all()  # choice 0: true; choice 1: false
+    assert _right("nan-clip-does-not-fix-nan") == {0}
 
     p1.grad = torch.tensor([INF, 1.0])
     p2.grad = torch.tensor([1.0, 1.0])
@@ -176,12 +221,18 @@ def test_a_skipped_step_is_silent_except_for_the_scale():
         return result, before, scaler.get_scale(), caught
 
     result, before, after, caught = iteration(overflow=True)
-    assert result is None and after == before * 0.5 and calls == [] and caught == []
-    assert torch.equal(p.detach(), torch.ones(2)) and opt.param_groups[0]["lr"] == lr_before
+    assert calls == [] and torch.equal(p.detach(), torch.ones(2))  # the step was skipped
+    assert after == before * 0.5  # choice 1: true, the scale dropped by backoff_factor
+    assert result is None  # choice 0: false, no False
+    assert caught == []  # choice 3: false, no warning
+    assert opt.param_groups[0]["lr"] == lr_before  # choice 4: false, the lr is untouched
+    # choice 2: false. The weights are unchanged, so the next loss is finite
+    assert math.isfinite(p.sum().item())
 
     result, before, after, caught = iteration(overflow=False)
-    assert result is None and after == before and calls == [1] and caught == []
+    assert result is None and after == before and calls == [1] and caught == []  # choice 1: no drop, no skip
     assert not torch.equal(p.detach(), torch.ones(2))
+    assert _right("nan-scaler-skip-signal") == {1}
 
 
 @pytest.mark.verifies("nan-scaler-skip-signal")
