@@ -1,0 +1,205 @@
+"""Facts taught by questions/normalization.yaml, checked by running torch's normalisation layers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+
+def _randn(*shape: int, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.verifies("norm-bn-axes")
+def test_batchnorm2d_pools_each_channel_over_batch_and_positions():
+    x = _randn(4, 3, 5, 5) * 3 + 1
+    bn = nn.BatchNorm2d(3, affine=False, momentum=1.0)
+    out = bn(x)
+    mean = x.mean(dim=(0, 2, 3), keepdim=True)
+    var = x.var(dim=(0, 2, 3), unbiased=False, keepdim=True)
+    assert torch.allclose(out, (x - mean) / torch.sqrt(var + bn.eps), atol=1e-5)  # choice 1
+    assert bn.running_mean.shape == (3,)  # choice 1: C statistics
+    per_sample = (x - x.mean(dim=(1, 2, 3), keepdim=True)) / torch.sqrt(x.var(dim=(1, 2, 3), unbiased=False, keepdim=True) + 1e-5)
+    assert not torch.allclose(out, per_sample, atol=1e-3)  # choice 0
+    per_position = (x - x.mean(dim=0, keepdim=True)) / torch.sqrt(x.var(dim=0, unbiased=False, keepdim=True) + 1e-5)
+    assert not torch.allclose(out, per_position, atol=1e-3)  # choice 2
+    assert not torch.allclose(out, nn.InstanceNorm2d(3)(x), atol=1e-3)  # choice 3
+
+
+@pytest.mark.verifies("norm-ln-token")
+def test_layernorm_over_d_depends_on_the_token_alone():
+    x = _randn(2, 5, 8)
+    ln = nn.LayerNorm(8)
+    out = ln(x)
+    changed = x.clone()
+    changed[0, 1:] += 10 * _randn(4, 8, seed=1)  # other tokens of the same sequence
+    changed[1] += 10  # the other sample of the batch
+    assert torch.allclose(ln(changed)[0, 0], out[0, 0])  # choice 3; so choices 0, 1, 2 are false
+    tok = x[0, 0]
+    assert torch.allclose(out[0, 0], (tok - tok.mean()) / torch.sqrt(tok.var(unbiased=False) + 1e-5), atol=1e-5)
+    assert ln.weight.shape == (8,) and ln.bias.shape == (8,)
+
+
+@pytest.mark.verifies("norm-rmsnorm")
+def test_rmsnorm_has_no_centring_and_no_bias():
+    rms = nn.RMSNorm(8, eps=1e-5)
+    assert [name for name, _ in rms.named_parameters()] == ["weight"]  # choices 0 and 2: a gain, no bias
+    x = _randn(3, 8) + 2.0
+    expected = x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-5)
+    assert torch.allclose(rms(x), expected, atol=1e-6)  # choice 0
+    centred_by_abs = (x - x.mean(-1, keepdim=True)) / (x - x.mean(-1, keepdim=True)).abs().mean(-1, keepdim=True)
+    assert not torch.allclose(rms(x), centred_by_abs, atol=1e-3)  # choice 1
+    y = x.clone()
+    y[1:] *= 50  # other rows of the batch do not matter: choice 3 is false
+    assert torch.allclose(rms(y)[0], rms(x)[0])
+    zero_mean = x - x.mean(-1, keepdim=True)  # the explanation: equal to LayerNorm on centred rows
+    assert torch.allclose(rms(zero_mean), nn.LayerNorm(8, eps=1e-5)(zero_mean), atol=1e-5)
+
+
+@pytest.mark.verifies("norm-bn-state-numbers")
+def test_batchnorm2d_state_dict_size():
+    bn = nn.BatchNorm2d(256)
+    state = bn.state_dict()
+    assert set(state) == {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}
+    assert sum(t.numel() for t in state.values()) == 1025
+    assert sum(p.numel() for p in bn.parameters()) == 512
+
+
+@pytest.mark.verifies("norm-running-mean")
+def test_running_mean_after_three_batches():
+    bn = nn.BatchNorm1d(1)
+    assert bn.momentum == 0.1
+    batch = torch.tensor([[4.0], [6.0]])  # mean exactly 5
+    for _ in range(3):
+        bn(batch)
+    expected = sum(0.1 * 0.9**k * 5.0 for k in range(3))
+    assert bn.running_mean.item() == pytest.approx(expected, rel=1e-6)
+    assert round(bn.running_mean.item(), 3) == pytest.approx(1.355)
+
+
+@pytest.mark.verifies("norm-running-var-unbiased")
+def test_biased_variance_to_normalise_unbiased_to_store():
+    bn = nn.BatchNorm1d(1, momentum=1.0, affine=False)
+    out = bn(torch.tensor([[0.0], [2.0]]))
+    # normalised with variance 1: outputs are ±1/√(1 + eps)
+    assert out.flatten().tolist() == pytest.approx([-1 / math.sqrt(1 + 1e-5), 1 / math.sqrt(1 + 1e-5)])  # choice 2
+    assert bn.running_var.item() == pytest.approx(2.0)  # choice 2; so choices 0, 1 and 3 are false
+    assert out.abs().max().item() != pytest.approx(1 / math.sqrt(2), abs=1e-3)  # choice 0: not normalised with 2
+
+
+@pytest.mark.verifies("norm-eval-mode")
+def test_batchnorm_in_eval_mode():
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(4)
+    for _ in range(5):
+        bn(_randn(16, 4) * 2 + 3)
+    bn.eval()
+    x = _randn(8, 4, seed=3)
+    stats = (bn.running_mean.clone(), bn.running_var.clone())
+    out = bn(x)
+    expected = (x - stats[0]) / torch.sqrt(stats[1] + bn.eps) * bn.weight + bn.bias
+    assert torch.allclose(out, expected, atol=1e-6)  # choice 0
+    out.sum().backward()  # gradients on, a backward run: the stats still stay put
+    assert torch.equal(bn.running_mean, stats[0]) and torch.equal(bn.running_var, stats[1])  # choice 1
+    assert torch.allclose(bn(x[:3])[0], out[0])  # choice 2
+    assert bn(x[:1]).shape == (1, 4)  # choice 3
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        bn.train()(x[:1])
+    assert bn.weight.requires_grad and bn.weight.grad is not None  # choice 4: still trained
+
+
+@pytest.mark.verifies("norm-accum-microbatch")
+def test_accumulation_does_not_restore_batchnorm_statistics():
+    x = _randn(32, 3) * 2 + 1
+    torch.manual_seed(0)
+    big = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh(), nn.Linear(4, 1))
+    small = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh(), nn.Linear(4, 1))
+    small.load_state_dict(big.state_dict())
+    big(x).pow(2).mean().backward()
+    outs = []
+    for chunk in x.chunk(8):
+        out = small(chunk)
+        outs.append(out.detach())
+        (out.pow(2).mean() / 8).backward()
+    assert not torch.allclose(torch.cat(outs), big(x).detach(), atol=1e-3)  # choice 0
+    grad_big = torch.cat([p.grad.flatten() for p in big.parameters()])
+    grad_small = torch.cat([p.grad.flatten() for p in small.parameters()])
+    assert not torch.allclose(grad_big, grad_small, atol=1e-4)  # choice 1
+    assert small[1].num_batches_tracked.item() == 8  # choice 2 (plus the one forward of `big` is on big)
+    hidden = small[0](x[:4]).detach()
+    slow = nn.BatchNorm1d(4, momentum=0.1 / 8)
+    assert torch.allclose(slow(hidden), nn.BatchNorm1d(4)(hidden))  # choice 3: momentum leaves the train forward alone
+    sync = nn.SyncBatchNorm(4)  # choice 4: on one process it is plain BatchNorm of the micro-batch
+    assert torch.allclose(sync(hidden), nn.BatchNorm1d(4)(hidden))
+
+
+@pytest.mark.verifies("norm-convert-syncbn")
+def test_convert_sync_batchnorm_swaps_the_layers_and_keeps_the_state():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4))
+    model[1].running_mean.fill_(0.5)
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert [type(m).__name__ for m in converted] == ["Conv2d", "SyncBatchNorm", "ReLU", "Conv2d", "SyncBatchNorm"]
+    assert torch.equal(converted[1].running_mean, torch.full((4,), 0.5))
+
+
+@pytest.mark.verifies("norm-groupnorm")
+def test_groupnorm_special_cases():
+    x = _randn(6, 4, 5, 5) * 2 + 1
+    c = 4
+    one_group = nn.GroupNorm(1, c, affine=False)
+    per_channel = nn.GroupNorm(c, c, affine=False)
+    assert torch.allclose(one_group(x), nn.LayerNorm([c, 5, 5], elementwise_affine=False)(x), atol=1e-5)  # choice 0
+    assert not torch.allclose(per_channel(x), nn.BatchNorm2d(c, affine=False)(x), atol=1e-3)  # choice 1
+    assert torch.allclose(per_channel(x), nn.InstanceNorm2d(c)(x), atol=1e-5)  # choice 2
+    assert torch.allclose(one_group(x[:1]), one_group(x)[:1], atol=1e-6)  # choice 3
+    assert list(one_group.buffers()) == []  # choice 4: no running statistics
+    assert torch.equal(one_group.eval()(x), one_group.train()(x))
+
+
+@pytest.mark.verifies("norm-eps-small-variance")
+def test_eps_damps_rows_of_small_variance():
+    ln = nn.LayerNorm(2)
+    value = ln(torch.tensor([[0.001, -0.001]]))[0, 0].item()
+    assert value == pytest.approx(0.001 / math.sqrt(1e-6 + 1e-5), rel=1e-4)
+    assert round(value, 2) == pytest.approx(0.30)
+    assert nn.LayerNorm(2, eps=0.0)(torch.tensor([[0.001, -0.001]]))[0, 0].item() == pytest.approx(1.0, rel=1e-4)
+
+
+@pytest.mark.verifies("norm-rmsnorm-eps-default")
+def test_rmsnorm_default_eps_is_the_dtype_machine_epsilon():
+    rms = nn.RMSNorm(2)
+    assert rms.eps is None
+    x = torch.tensor([[1e-4, 1e-4]])
+    got = rms(x)[0, 0].item()
+    machine = torch.finfo(torch.float32).eps
+    assert got == pytest.approx(1e-4 / math.sqrt(1e-8 + machine), rel=1e-4)  # choice 1
+    assert got != pytest.approx(1e-4 / math.sqrt(1e-8 + 1e-5), rel=1e-2)  # choice 0
+    assert got != pytest.approx(1e-4 / math.sqrt(1e-8 + 1e-6), rel=1e-2)  # choice 2
+    assert torch.equal(rms(torch.zeros(1, 2)), torch.zeros(1, 2))  # choice 3: no NaN on a zero row
+    assert nn.RMSNorm(2, eps=1e-5)(x)[0, 0].item() == pytest.approx(0.0316, abs=5e-4)
+    assert nn.RMSNorm(2).double()(x.double())[0, 0].item() == pytest.approx(1.0, rel=1e-6)  # float64's eps is far smaller
+    assert nn.LayerNorm(2).eps == 1e-5 and nn.BatchNorm2d(2).eps == 1e-5
+
+
+@pytest.mark.verifies("norm-conv-bias")
+def test_a_bias_before_batchnorm_cancels():
+    torch.manual_seed(0)
+    conv, bn = nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)
+    x = _randn(8, 3, 6, 6)
+    bn(conv(x)).pow(3).sum().backward()
+    assert conv.bias.grad.abs().max().item() < 1e-4  # choice 0 (zero up to rounding)
+    assert conv.weight.grad.abs().max().item() > 1e-2
+    out = bn(conv(x)).detach()
+    with torch.no_grad():
+        conv.bias.add_(5.0)  # any per-channel offset leaves the train output unchanged: choices 1 and 2
+    assert torch.allclose(bn(conv(x)), out, atol=1e-4)
+    # choice 3: eval mode cancels it too, as the running mean moved by the same offset
+    bn_a, bn_b = nn.BatchNorm2d(4, momentum=None), nn.BatchNorm2d(4, momentum=None)
+    plain = conv(x).detach()
+    for _ in range(3):
+        bn_a(plain)
+        bn_b(plain + 5.0)
+    assert torch.allclose(bn_a.eval()(plain), bn_b.eval()(plain + 5.0), atol=1e-4)
