@@ -1,11 +1,35 @@
-"""Facts taught by questions/distillation.yaml, checked by running torch."""
+"""Facts taught by questions/distillation.yaml, checked by running torch.
+
+Each verified single or multi question's test settles every choice (`# choice N` beside the
+assertion, N its index in the file) and then checks that the file's key is exactly the set of
+choices found true. Numeric and order questions compute the keyed value themselves. The loss
+form with the T**2 factor is Hinton, Vinyals and Dean (2015, "Distilling the Knowledge in a
+Neural Network"); the tests check what torch computes for it.
+"""
 
 import warnings
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "distillation.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def soft_kl(s, t, T, reduction="batchmean"):
@@ -23,7 +47,7 @@ def grad_wrt_student(s, t, T, t_squared=True):
 def test_softened_top_probability():
     z = torch.tensor([3.0, 1.0, 0.0])
     p4 = F.softmax(z / 4, dim=-1)
-    assert p4[0].item() == pytest.approx(0.481, abs=5e-4)
+    assert p4[0].item() == pytest.approx(_questions()["kd-temperature-prob"].answer, abs=5e-4)
     assert p4[1].item() == pytest.approx(0.292, abs=5e-4)
     assert p4[2].item() == pytest.approx(0.227, abs=5e-4)
     p1 = F.softmax(z, dim=-1)
@@ -40,11 +64,23 @@ def test_t_squared_keeps_gradient_size():
     assert without[1] == pytest.approx(0.162, abs=1e-3)
     assert without[4] == pytest.approx(0.0096, abs=1e-4)
     assert without[4] / without[8] == pytest.approx(4.0, rel=0.05)  # ~1/T**2 shrinkage
-    assert all(0.150 <= v <= 0.163 for v in with_factor.values())
+    assert all(0.150 <= v <= 0.163 for v in with_factor.values())  # choice 1: true
     # exact form of the scaled gradient: T * (p_s - p_t) / B
     T = 4
     expected = T * (F.softmax(s / T, dim=-1) - F.softmax(t / T, dim=-1)) / 8
     assert torch.allclose(grad_wrt_student(s, t, T), expected, atol=1e-7)
+
+    # choice 0: false. The scaled KL is still asymmetric
+    assert (T * T * soft_kl(s, t, T)).item() != pytest.approx((T * T * soft_kl(t, s, T)).item(), rel=1e-3)
+    # choice 2: false. Softened probabilities sum to 1 without any factor
+    assert torch.allclose(F.softmax(t / T, dim=-1).sum(-1), torch.ones(8))
+    # choice 3: false. Cross-entropy is KL plus the teacher's entropy, not T**2 times KL
+    p_t = F.softmax(t / T, dim=-1)
+    ce = -(p_t * F.log_softmax(s / T, dim=-1)).sum(-1).mean()
+    entropy = -(p_t * p_t.log()).sum(-1).mean()
+    assert ce.item() == pytest.approx((soft_kl(s, t, T) + entropy).item(), rel=1e-5)
+    assert ce.item() != pytest.approx((T * T * soft_kl(s, t, T)).item(), rel=1e-2)
+    assert _right("kd-why-t-squared") == {1}
 
 
 @pytest.mark.verifies("kd-kl-direction")
@@ -58,12 +94,19 @@ def test_kl_div_argument_roles():
     reverse_kl = (p_s * (p_s.log() - p_t.log())).sum() / 4
     right = F.kl_div(F.log_softmax(s / T, dim=-1), p_t, reduction="batchmean")
     swapped = F.kl_div(F.log_softmax(t / T, dim=-1), p_s, reduction="batchmean")
-    assert torch.allclose(right, forward_kl, atol=1e-6)
-    assert torch.allclose(swapped, reverse_kl, atol=1e-6)
+    assert torch.allclose(right, forward_kl, atol=1e-6)  # choice 0: true
+    assert torch.allclose(swapped, reverse_kl, atol=1e-6)  # choice 1: false, the reverse KL...
     assert not torch.allclose(right, swapped, atol=1e-3)
-    # passing probabilities instead of log-probabilities gives a different number, silently
+    # choice 2: false. Probabilities instead of log-probabilities give a different number, silently
     wrong_input = F.kl_div(p_s, p_t, reduction="batchmean")
     assert not torch.allclose(wrong_input, forward_kl, atol=1e-3)
+    # choice 3: false. log(softmax) agrees on tame logits but is not stable: large gaps give nan
+    logged = F.kl_div(torch.log(F.softmax(s / T, dim=-1)), p_t, reduction="batchmean")
+    assert torch.allclose(logged, forward_kl, atol=1e-5)
+    big_s, big_t = torch.tensor([[1000.0, 0.0, -1000.0]]), torch.tensor([[0.0, 1000.0, 0.0]])
+    assert torch.isnan(F.kl_div(torch.log(F.softmax(big_s, -1)), F.softmax(big_t, -1), reduction="batchmean"))
+    assert torch.isfinite(F.kl_div(F.log_softmax(big_s, -1), F.softmax(big_t, -1), reduction="batchmean"))
+    assert _right("kd-kl-direction") == {0}
 
 
 @pytest.mark.verifies("kd-batchmean")
@@ -75,7 +118,8 @@ def test_mean_is_num_classes_times_smaller():
         warnings.simplefilter("always")
         mean = soft_kl(s, t, 1.0, reduction="mean")
     batchmean = soft_kl(s, t, 1.0, reduction="batchmean")
-    assert (batchmean / mean).item() == pytest.approx(10.0, rel=1e-5)
+    assert (batchmean / mean).item() == pytest.approx(_questions()["kd-batchmean"].answer, rel=1e-5)
+    assert (batchmean / mean).item() == pytest.approx(s.shape[1], rel=1e-5)  # the number of classes
     assert any("batchmean" in str(w.message) for w in caught)
 
 
@@ -92,15 +136,15 @@ def test_eval_and_no_grad_do_different_jobs():
     before = bn.running_mean.clone()
     with torch.no_grad():
         a, b = teacher(x), teacher(x)
-    assert not torch.equal(a, b)
-    assert not torch.equal(bn.running_mean, before)
+    assert not torch.equal(a, b)  # choice 3: false, and choice 4: true (dropout without eval)
+    assert not torch.equal(bn.running_mean, before)  # choice 0: false, the stats still move
     assert not a.requires_grad
 
     # eval alone: deterministic and buffers frozen, but autograd still records the graph.
     teacher.eval()
     frozen = bn.running_mean.clone()
     out = teacher(x)
-    assert out.requires_grad and out.grad_fn is not None
+    assert out.requires_grad and out.grad_fn is not None  # choice 1: false; choice 2: true, a graph is recorded
     assert torch.equal(out, teacher(x))
     assert torch.equal(bn.running_mean, frozen)
 
@@ -115,12 +159,13 @@ def test_eval_and_no_grad_do_different_jobs():
         p_t = F.softmax(teacher(x), dim=-1)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
         F.kl_div(F.log_softmax(s, dim=-1), p_t, reduction="batchmean").backward()
+    assert _right("kd-teacher-eval") == {2, 4}
 
 
 @pytest.mark.verifies("kd-order-temperature")
 def test_entropy_rises_with_temperature():
     z = torch.tensor([3.0, 1.0, 0.0, -1.0])
-    temps = [0.5, 1.0, 4.0, 20.0]
+    temps = [float(item.split("=")[1]) for item in _questions()["kd-order-temperature"].items]  # the keyed order
     ent = []
     for T in temps:
         p = F.softmax(z / T, dim=-1)
@@ -140,8 +185,19 @@ def test_log_of_softmax_gives_nan_log_softmax_does_not():
     assert torch.isinf(torch.log(p_s)).any()
     bad = F.kl_div(torch.log(p_s), F.softmax(t, dim=-1), reduction="batchmean")
     good = F.kl_div(F.log_softmax(s, dim=-1), F.softmax(t, dim=-1), reduction="batchmean")
-    assert torch.isnan(bad)
-    assert torch.isfinite(good) and good.item() == pytest.approx(1000.0)
+    assert torch.isnan(bad)  # choice 3: true, underflow then log(0)...
+    assert torch.isfinite(good) and good.item() == pytest.approx(1000.0)  # ...and log_softmax fixes it
+
+    # choice 0: false. Subtracting the row maximum first changes nothing: softmax already does it
+    assert torch.equal(F.softmax(s - s.max(dim=-1, keepdim=True).values, dim=-1), p_s)
+    # choice 1: false. log_target=True with the teacher's log-probabilities is still nan
+    assert torch.isnan(F.kl_div(torch.log(p_s), F.log_softmax(t, dim=-1), reduction="batchmean", log_target=True))
+    # choice 2: false. T = 20 only moves the threshold: larger logits underflow again
+    T = 20.0
+    big_s, big_t = s * 100, t * 100
+    assert torch.isnan(F.kl_div(torch.log(F.softmax(big_s / T, dim=-1)), F.softmax(big_t / T, dim=-1),
+                                reduction="batchmean"))
+    assert _right("kd-large-logits-nan") == {3}
 
 
 @pytest.mark.verifies("kd-high-temperature-limit")
@@ -159,6 +215,15 @@ def test_high_temperature_limit_is_logit_matching():
 
     assert rel_gap(1) > 0.3
     assert rel_gap(20) == pytest.approx(0.031, abs=0.005)
-    assert rel_gap(100) < 0.01
-    # without T**2 the gradient vanishes instead
+    assert rel_gap(100) < 0.01  # choice 2: true
+    high = grad_wrt_student(s, t, 100)
+    # choice 0: false. With T**2 it does not vanish (only without the factor does it)
+    assert high.norm() > 0.9 * limit.norm()
     assert grad_wrt_student(s, t, 100, t_squared=False).norm() < 1e-3 * limit.norm()
+    # choice 1: false. It levels off instead of growing like T
+    assert (grad_wrt_student(s, t, 200).norm() / high.norm()).item() == pytest.approx(1.0, abs=0.01)
+    assert not torch.allclose(high, 100 * (s - t) / B, rtol=0.5)
+    # choice 3: false. The T = 1 gradient is a different vector
+    at_one = (F.softmax(s, dim=-1) - F.softmax(t, dim=-1)) / B
+    assert ((high - at_one).norm() / at_one.norm()).item() > 0.3
+    assert _right("kd-high-temperature-limit") == {2}
