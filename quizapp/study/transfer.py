@@ -168,8 +168,7 @@ def import_progress(store: Store, document: dict) -> ImportSummary:
             added_interviews += cursor.rowcount
         adopted = _adopt_parameters(conn, document["fsrs_parameters"])
         parameters = fsrs_params.parse(_setting(conn, FSRS_PARAMETERS_KEY))
-        for question_id in sorted(touched):
-            _recompute_card(conn, question_id, parameters)
+        recompute_cards(conn, sorted(touched), parameters)
     if adopted:
         fsrs_params.set_active(store.fsrs_parameters())
     return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted)
@@ -186,6 +185,12 @@ def _adopt_parameters(conn, parameters: list | None) -> bool:
 def _setting(conn, key: str):
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
     return json.loads(row[0]) if row else None
+
+
+def recompute_cards(conn, question_ids, parameters: tuple[float, ...] | None) -> None:
+    """Replace each question's card by the one its whole review log gives (inside the caller's transaction)."""
+    for question_id in question_ids:
+        _recompute_card(conn, question_id, parameters)
 
 
 def _recompute_card(conn, question_id: str, parameters) -> None:
