@@ -16,6 +16,23 @@ import traceback
 import warnings
 from pathlib import Path
 
+CHECKS_MODULE = "quizapp_exercise_checks"
+# Checks modules the warm grader imported before forking this process, by exercise folder.
+PRELOADED: dict[str, object] = {}
+
+
+def checks_key(exercise_dir: Path) -> str:
+    return str(Path(exercise_dir).resolve())
+
+
+def checks_module(exercise_dir: Path):
+    """The exercise's checks module: the warm grader's copy when it has one, else loaded now."""
+    module = PRELOADED.get(checks_key(exercise_dir))
+    if module is None:
+        return load_module(CHECKS_MODULE, exercise_dir / "checks.py")
+    sys.modules[CHECKS_MODULE] = module
+    return module
+
 
 class EventWriter:
     def __init__(self, path: str):
@@ -107,7 +124,7 @@ def run(args, out: EventWriter) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     exercise_dir = Path(args.exercise_dir)
-    checks_module = load_module("quizapp_exercise_checks", exercise_dir / "checks.py")
+    checks = checks_module(exercise_dir)
     instrument.install()
     reference = load_module("quizapp_reference", exercise_dir / "reference.py")
     source = Path(args.solution).read_bytes()
@@ -123,7 +140,7 @@ def run(args, out: EventWriter) -> None:
     except BaseException as exc:  # noqa: BLE001 - any failure to import is the learner's to see
         out.emit("error", message=describe_load_error(exc, args.solution))
         return
-    spec = checks_module.CHECKS
+    spec = checks.CHECKS
     problems = [p for req in spec.required if (p := signature_problem(getattr(solution, req.name, None), req))]
     if problems:
         out.emit("error", message="\n".join(problems))

@@ -15,10 +15,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import quizapp
 from quizapp.grading.result import CHECK_STATUSES, CheckResult, GradeReport, overall_status
+from quizapp.grading.warm import child_env
+
+if TYPE_CHECKING:
+    from quizapp.grading.warm import WarmGrader
 
 OUTPUT_CAP = 64 * 1024
 DEFAULT_TIMEOUT_S = 120.0
@@ -121,40 +124,53 @@ def _stop_escaped(before: set[int]) -> None:
                 pass
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc) -> None:
+    if hasattr(proc, "kill_group"):  # a warm child: its keeper leads the group, and may be gone already
+        proc.kill_group()
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
+def child_args(exercise_dir: Path, solution: Path, device: str, results: Path, memory_mb: int) -> list[str]:
+    """The arguments of `python -m quizapp.grading.child`, for a cold child and a warm one alike."""
+    return ["--exercise-dir", str(exercise_dir), "--solution", str(solution), "--device", device,
+            "--results", str(results), "--memory-mb", str(memory_mb)]
+
+
 def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str = "auto",
           timeout: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
           on_event: Callable[[dict], None] | None = None,
-          cancel: threading.Event | None = None) -> GradeReport:
-    """Grade `solution` against the exercise in `exercise_dir`; never raises for a bad solution."""
+          cancel: threading.Event | None = None, warm: "WarmGrader | None" = None) -> GradeReport:
+    """Grade `solution` against the exercise in `exercise_dir`; never raises for a bad solution.
+
+    With `warm`, the child is forked from the warm grader's zygote when it can give one (torch
+    already imported); otherwise, or without it, a fresh interpreter is started (cold). Either way
+    the child and its limits are the same.
+    """
     started = time.monotonic()
     solution = solution.resolve()
     scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-"))
     results = scratch / "events.jsonl"
     workdir = scratch / "work"
     workdir.mkdir()
-    env = dict(os.environ)
-    package_root = str(Path(quizapp.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
-    env["PYTHONUNBUFFERED"] = "1"
-    cmd = [sys.executable, "-m", "quizapp.grading.child", "--exercise-dir", str(exercise_dir),
-           "--solution", str(solution), "--device", device, "--results", str(results),
-           "--memory-mb", str(memory_mb)]
+    env = child_env()
+    args = child_args(exercise_dir, solution, device, results, memory_mb)
     state = _RunState(exercise_id, solution, on_event)
-    reaping = _become_subreaper()
-    ours_before = _children() if reaping else set()
-    try:
-        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    except OSError as exc:
-        shutil.rmtree(scratch, ignore_errors=True)
-        return state.report(started, f"could not start the grader process: {exc}", "")
+    proc = warm.spawn(args, workdir, env) if warm is not None else None
+    reaping = False
+    if proc is None:
+        reaping = _become_subreaper()
+        ours_before = _children() if reaping else set()
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "quizapp.grading.child", *args], cwd=workdir, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        except OSError as exc:
+            shutil.rmtree(scratch, ignore_errors=True)
+            return state.report(started, f"could not start the grader process: {exc}", "")
     collector = OutputCollector(proc.stdout)
     collector.start()
     events = EventFile(results)

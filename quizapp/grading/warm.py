@@ -1,0 +1,228 @@
+"""The warm grader, parent side: start the zygote (`zygote.py`) and ask it for a grade's child.
+
+No torch here. The zygote is a process of its own, in a session of its own, that this side talks
+to over a Unix socket pair; it ends when this side closes its end (or dies). `runner.grade`
+drives a `WarmChild` exactly as it drives a cold `Popen`: same timeout, output cap, results file,
+and process-group kill. When the zygote cannot give a child (it died, is starting up again, or
+cannot fork safely), `spawn` returns None and the runner grades cold: the learner sees a slower
+grade, never an error of ours.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+READY_TIMEOUT_S = 180.0  # torch's first import on a busy machine can take a minute
+FORK_TIMEOUT_S = 15.0  # from a request to the child's pid
+EXIT_GRACE_S = 10.0  # after the child ends (or is killed), how long its keeper may take to report
+
+
+class WarmChild:
+    """A grade's child forked by the zygote, with the face of a `Popen` that the runner uses.
+
+    `pid` is the grade's process group (its keeper leads it; the child runs in it), so killing
+    the group stops the child and everything it started.
+    """
+
+    def __init__(self, sock: socket.socket, stdout, pgid: int, child_pid: int):
+        self.sock = sock
+        self.stdout = stdout
+        self.pid = pgid
+        self.child_pid = child_pid
+        self.returncode: int | None = None
+        self._exit: int | None = None
+
+    def _read(self, timeout: float) -> None:
+        if self.returncode is not None:
+            return
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            return
+        try:
+            data = self.sock.recv(4096)
+        except OSError:
+            data = b""
+        if data:
+            try:
+                message = json.loads(data)
+            except ValueError:
+                return
+            if isinstance(message, dict) and isinstance(message.get("exit"), int):
+                self._exit = message["exit"]
+            return
+        # The keeper is gone. Without its report the child died with it (a kill of the group).
+        self.returncode = self._exit if self._exit is not None else -signal.SIGKILL
+        self.sock.close()
+
+    def poll(self) -> int | None:
+        while self.returncode is None:
+            before = self._exit
+            self._read(0)
+            if self._exit == before:
+                break
+        return self.returncode
+
+    def kill_group(self) -> None:
+        if self.returncode is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def wait(self) -> int:
+        deadline = time.monotonic() + EXIT_GRACE_S
+        while self.returncode is None:
+            if time.monotonic() > deadline:
+                self.kill_group()
+                deadline = time.monotonic() + EXIT_GRACE_S
+            self._read(0.05)
+        return self.returncode
+
+
+class WarmGrader:
+    """One zygote, started on first use and again whenever it is gone; thread-safe."""
+
+    def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S):
+        self.ready_timeout = ready_timeout
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._control: socket.socket | None = None
+        self._ready = False
+        self.failure: str | None = None  # why the last start failed, for the curious
+
+    @property
+    def zygote_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def start(self) -> None:
+        """Start the zygote in the background (it takes about a torch import to be ready)."""
+        with self._lock:
+            self._ensure_started()
+
+    def _ensure_started(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        self._discard()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cmd = [sys.executable, "-m", "quizapp.grading.zygote", "--control", str(theirs.fileno())]
+        try:
+            self._proc = subprocess.Popen(cmd, env=child_env(), pass_fds=[theirs.fileno()], start_new_session=True,
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            self.failure = f"could not start the warm grader: {exc}"
+            ours.close()
+            return
+        finally:
+            theirs.close()
+        self._control = ours
+
+    def _ensure_ready(self) -> bool:
+        self._ensure_started()
+        if self._control is None:
+            return False
+        if self._ready:
+            return True
+        ready, _, _ = select.select([self._control], [], [], self.ready_timeout)
+        message = _receive(self._control) if ready else None
+        if not (isinstance(message, dict) and message.get("ready") is True):
+            self.failure = (message or {}).get("error") or "the warm grader did not start"
+            self._discard()
+            return False
+        self._ready = True
+        return True
+
+    def _discard(self) -> None:
+        """Stop the zygote (closing our end is enough: it stops its grades and exits)."""
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        self._ready = False
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    def spawn(self, args: list[str], cwd: Path, env: dict[str, str]) -> WarmChild | None:
+        """Fork a grade's child running `quizapp.grading.child` with `args` in `cwd`, or None."""
+        for _ in range(2):  # a zygote that died or stepped down is replaced once, silently
+            with self._lock:
+                if not self._ensure_ready():
+                    return None
+                child = self._request(args, cwd, env)
+                if child is not None:
+                    return child
+                self._discard()
+        return None
+
+    def _request(self, args: list[str], cwd: Path, env: dict[str, str]) -> WarmChild | None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        out_r, out_w = os.pipe()
+        payload = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode()
+        try:
+            socket.send_fds(self._control, [payload], [theirs.fileno(), out_w])
+        except OSError:
+            ours.close()
+            os.close(out_r)
+            return None
+        finally:
+            theirs.close()
+            os.close(out_w)
+        ready, _, _ = select.select([ours], [], [], FORK_TIMEOUT_S)
+        message = _receive(ours) if ready else None
+        if not (isinstance(message, dict) and isinstance(message.get("pgid"), int)):
+            ours.close()
+            os.close(out_r)
+            return None
+        return WarmChild(ours, os.fdopen(out_r, "rb"), message["pgid"], message["pid"])
+
+    def close(self) -> None:
+        with self._lock:
+            self._discard()
+
+
+def _receive(sock: socket.socket) -> dict | None:
+    try:
+        data = sock.recv(1024 * 1024)
+        message = json.loads(data) if data else None
+    except (OSError, ValueError):
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a grade's child, cold or warm: ours, with quizapp importable, unbuffered."""
+    import quizapp
+
+    env = dict(os.environ)
+    package_root = str(Path(quizapp.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+_shared: WarmGrader | None = None
+_shared_lock = threading.Lock()
+
+
+def shared() -> WarmGrader:
+    """The process's warm grader; its zygote is stopped when the process exits."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = WarmGrader()
+            atexit.register(_shared.close)
+        return _shared

@@ -1,0 +1,289 @@
+"""The warm grader's server: `python -m quizapp.grading.zygote --control FD`. Child side (imports torch).
+
+It pays once for what every grade's child pays at start (torch, `torch._dynamo`, the
+instrumentation, every exercise's checks module), then forks one fresh child per grade; that child
+runs `quizapp.grading.child.main` exactly as a cold child would. The parent (`warm.py`) talks to it
+over a Unix socket pair: a request carries the child's arguments, working folder and environment,
+plus two descriptors: the grade's own socket (for the child's pid and its exit status) and the
+write end of the pipe that captures the child's output.
+
+Why forking after `import torch` is safe here: a fork copies only the calling thread, so it is
+unsafe when another thread holds a lock or owns state the copy needs. This process never runs a
+tensor op, so torch's OpenMP and inter-op pools do not exist yet (they start on first use, in
+the child); it never touches CUDA, so there is no driver context to inherit (the child's first
+`torch.cuda.is_available()` initialises CUDA in the child); and OpenBLAS (loaded with numpy) is
+told to start no threads of its own. Before every fork it checks that it still has exactly one
+thread, and refuses the grade (the parent then grades cold) if not.
+
+Per grade it forks a keeper, which starts a session of its own (so the grade's process group is
+the keeper's, not this server's) and forks the grade's child into it. A solution that kills its
+parent, or its parent's process group, so kills only its own grade; this server lives on. The
+keeper waits for the child, stops whatever the child left behind, reports the exit status, and
+kills the rest of its group, itself included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import select
+import signal
+import socket
+import sys
+from pathlib import Path
+
+MAX_MESSAGE = 1024 * 1024  # a request holds the environment, which can be long
+IDLE_SCAN_S = 5.0  # how long after a grade ends stray processes are still looked for
+
+
+def send(sock: socket.socket, message: dict) -> None:
+    try:
+        sock.send(json.dumps(message).encode())
+    except OSError:
+        pass  # the parent gave up on this grade; nothing to tell
+
+
+def thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1  # no /proc: nothing to count, and fork() there has no extra threads of ours
+
+
+def warm_up() -> dict[str, object]:
+    """Import what a grade's child needs; returns the checks modules by exercise folder."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: no BLAS thread pool
+    import torch  # noqa: F401
+    import torch._dynamo  # noqa: F401 - the first optimizer step imports it otherwise
+    import torch.profiler._cupti_monitor  # noqa: F401 - and the first backward this one
+
+    from quizapp.catalog import load_catalog
+    from quizapp.grading import child, harness, instrument  # noqa: F401
+
+    preloaded = {}
+    for exercise in load_catalog().values():
+        checks = exercise.folder / "checks.py"
+        try:
+            module = child.load_module(child.CHECKS_MODULE, checks)
+        except BaseException:  # noqa: BLE001 - a broken checks module is loaded, and reported, by the child
+            continue
+        finally:
+            sys.modules.pop(child.CHECKS_MODULE, None)
+        preloaded[child.checks_key(exercise.folder)] = module
+    return preloaded
+
+
+def source_fingerprint() -> tuple:
+    """The sizes and times of the grader's and the exercises' Python files: a change means this
+    process holds stale code, and it steps down."""
+    from quizapp import paths
+
+    here = Path(__file__).resolve().parent
+    files = sorted(here.glob("*.py")) + sorted(paths.shipped_exercises_dir().glob("*/*.py"))
+    out = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out.append((str(path), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def become_subreaper() -> None:
+    """Linux: orphans of our descendants come to us, so a process that left its grade's group is found."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            pass
+
+
+def children() -> set[int]:
+    from quizapp.grading.runner import _children
+
+    return _children()
+
+
+def stop_strays(keep: set[int]) -> None:
+    """Kill and reap our children other than `keep`: processes a grade left behind."""
+    for _ in range(100):
+        strays = children() - keep
+        if not strays:
+            return
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        reap()
+
+
+def reap() -> set[int]:
+    """Reap every child that has ended; returns their pids."""
+    done = set()
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return done
+        if pid == 0:
+            return done
+        done.add(pid)
+
+
+class Server:
+    def __init__(self, control: socket.socket, preloaded: dict):
+        self.control = control
+        self.preloaded = preloaded
+        self.fingerprint = source_fingerprint()
+        self.keepers: set[int] = set()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.scan_until = 0.0
+
+    def serve(self) -> None:
+        import time
+
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake select()
+        send(self.control, {"ready": True, "pid": os.getpid(), "threads": thread_count()})
+        while True:
+            ready, _, _ = select.select([self.control, self.wake_r], [], [], 1.0)
+            if self.wake_r in ready:
+                self._drain_wakeups()
+            ended = reap()
+            if ended & self.keepers:
+                self.keepers -= ended
+                self.scan_until = time.monotonic() + IDLE_SCAN_S
+            if time.monotonic() < self.scan_until:
+                stop_strays(self.keepers)
+            if self.control in ready and not self._request():
+                break
+        self.shutdown()
+
+    def _drain_wakeups(self) -> None:
+        try:
+            while os.read(self.wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _request(self) -> bool:
+        """Serve one request; False when the parent is gone or this server must step down."""
+        try:
+            data, fds, _, _ = socket.recv_fds(self.control, MAX_MESSAGE, 4)
+        except OSError:
+            return False
+        if not data:
+            return False  # the parent closed its end (or died): time to go
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            return True
+        grade_sock, output = socket.socket(fileno=fds[0]), fds[1]
+        try:
+            request = json.loads(data)
+            if source_fingerprint() != self.fingerprint:
+                send(grade_sock, {"refused": "stale"})
+                return False
+            if thread_count() != 1:
+                send(grade_sock, {"refused": f"{thread_count()} threads; forking now is not safe"})
+                return False
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    self._keeper(request, grade_sock, output)
+                finally:
+                    os._exit(70)
+            self.keepers.add(pid)
+            return True
+        finally:
+            grade_sock.close()
+            os.close(output)
+
+    def _keeper(self, request: dict, grade_sock: socket.socket, output: int) -> None:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        self.control.close()
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+        os.setsid()
+        become_subreaper()  # not inherited across fork: this keeper's own
+        pid = os.fork()
+        if pid == 0:
+            try:
+                grade_sock.close()
+                run_grade_child(request, output, self.preloaded)
+            finally:
+                os._exit(70)
+        os.close(output)
+        send(grade_sock, {"pid": pid, "pgid": os.getpid()})
+        code = None
+        while code is None:
+            try:
+                ended, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+            if ended == pid:
+                code = os.waitstatus_to_exitcode(status)
+        stop_strays(set())  # what the child started and left behind, in this group or not
+        send(grade_sock, {"exit": code})
+        os.killpg(0, signal.SIGKILL)  # the rest of the group, this keeper included
+
+    def shutdown(self) -> None:
+        for pgid in self.keepers:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        reap()
+
+
+def run_grade_child(request: dict, output: int, preloaded: dict) -> None:
+    """In the forked child: take the grade's folder, output and environment, then grade as cold."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(devnull)
+    os.close(output)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Fresh streams on the new descriptors, unbuffered as the cold child's (PYTHONUNBUFFERED).
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True, errors="backslashreplace")
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace")
+    from quizapp.grading import child
+
+    child.PRELOADED.update(preloaded)
+    sys.argv = [child.__file__, *request["args"]]
+    child.main(request["args"])  # ends the process with os._exit
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--control", type=int, required=True)
+    args = parser.parse_args(argv)
+    sys.dont_write_bytecode = True  # as the cold child: no __pycache__ in the exercises' folders
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when this process ends
+    control = socket.socket(fileno=args.control)
+    try:
+        preloaded = warm_up()
+    except BaseException as exc:  # noqa: BLE001 - say why, and let the parent grade cold
+        send(control, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    become_subreaper()
+    Server(control, preloaded).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
