@@ -1,16 +1,42 @@
 """Facts of questions/distributed-training.yaml, checked on one CPU process.
 
-No process group is started: collectives are simulated on lists of tensors (one per rank), and the
-samplers and conversions that work without a group are called directly.
+Collectives are simulated on lists of tensors (one per rank), and the samplers and conversions
+that work without a group are called directly; the DDP bucket test starts a one-rank gloo group
+to watch the buckets go out during backward.
+
+Each verified single question's test settles every choice (`# choice N` beside the assertion, N
+its index in the file) and then checks that the file's key is the one choice found true. In
+dist-ddp-buckets, that each rank keeps the full averaged gradient rests on the PyTorch "Distributed
+Data Parallel" notes and Li et al. (2020); the test shows the single-rank side of it. Numeric
+questions compute the keyed value themselves.
 """
 
 from __future__ import annotations
+
+import tempfile
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DistributedSampler
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "distributed-training.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 @pytest.mark.verifies("dist-ddp-buckets")
@@ -22,21 +48,68 @@ def test_ddp_default_bucket_sizes():
     assert dist._DEFAULT_FIRST_BUCKET_BYTES == 1024 * 1024
 
 
+@pytest.mark.verifies("dist-ddp-buckets")
+def test_ddp_buckets_go_out_during_backward_in_full_precision():
+    import torch.distributed as dist
+
+    if not dist.is_gloo_available() or dist.is_initialized():
+        pytest.skip("needs gloo and no process group of its own")
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.init_process_group("gloo", init_method=f"file://{tmp}/store", rank=0, world_size=1)
+        try:
+            torch.manual_seed(0)
+            layers = [nn.Linear(256, 256) for _ in range(4)]
+            model = nn.Sequential(*layers)
+            ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.3)
+            events = []
+
+            def record(state, bucket):
+                events.append(("bucket", bucket.buffer().dtype, [p for p in bucket.parameters()]))
+                fut = torch.futures.Future()
+                fut.set_result(bucket.buffer())
+                return fut
+
+            ddp.register_comm_hook(None, record)
+            layers[0].weight.register_hook(lambda g: events.append(("first layer's gradient",)))
+            x = torch.randn(8, 256)
+            for _ in range(3):  # DDP settles its bucket order after the first iteration
+                events.clear()
+                model.zero_grad()
+                ddp(x).sum().backward()
+        finally:
+            dist.destroy_process_group()
+
+    buckets = [e for e in events if e[0] == "bucket"]
+    # choice 3: true. Several buckets, and the first goes out before backward reaches the first layer
+    assert len(buckets) >= 2
+    assert events[0][0] == "bucket" and events.index(("first layer's gradient",)) < len(events) - 1
+    # choice 1: false. Every parameter is in a bucket on every step, though x (and so the gradient) repeats
+    bucketed = {id(p) for b in buckets for p in b[2]}
+    assert bucketed == {id(p) for p in model.parameters()}
+    # choice 2: false. The buckets keep the gradients' dtype
+    assert all(b[1] == torch.float32 for b in buckets)
+    # choice 0: false (single-rank side). Every parameter keeps its whole gradient after backward
+    assert all(p.grad is not None and p.grad.shape == p.shape for p in model.parameters())
+    assert _right("dist-ddp-buckets") == {3}
+
+
 @pytest.mark.verifies("dist-set-epoch")
 def test_without_set_epoch_every_epoch_has_the_same_order():
     data = list(range(40))
     samplers = [DistributedSampler(data, num_replicas=4, rank=r, shuffle=True, seed=0) for r in range(4)]
     first = [list(s) for s in samplers]
     again = [list(s) for s in samplers]
-    assert first == again  # same permutation, epoch after epoch
-    assert first[0] != sorted(first[0])  # it is shuffled, just never reshuffled
-    everything = [i for shard in first for i in shard]
-    assert sorted(everything) == data  # shards are disjoint and cover the data
+    assert first == again  # choice 0: true, same order and same split, epoch after epoch
+    assert first[0] != sorted(first[0])  # choice 2: false, it is shuffled, just never reshuffled
+    for epoch_shards in (first, again):
+        everything = [i for shard in epoch_shards for i in shard]
+        assert sorted(everything) == data  # choice 1 and choice 3: false, disjoint shards that cover the data
     for s in samplers:
         s.set_epoch(1)
     reshuffled = [list(s) for s in samplers]
     assert reshuffled != first
     assert sorted(i for shard in reshuffled for i in shard) == data
+    assert _right("dist-set-epoch") == {0}
 
 
 @pytest.mark.verifies("dist-sampler-padding")
@@ -46,7 +119,7 @@ def test_distributed_sampler_pads_by_repeating_indices():
     assert all(len(s) == 126 for s in shards)
     handed_out = [i for s in shards for i in s]
     assert len(handed_out) == 1008
-    assert len(handed_out) - len(set(handed_out)) == 5
+    assert len(handed_out) - len(set(handed_out)) == _questions()["dist-sampler-padding"].answer
     assert set(handed_out) == set(data)
     dropped = [list(DistributedSampler(data, num_replicas=8, rank=r, shuffle=False, drop_last=True)) for r in range(8)]
     assert all(len(s) == 125 for s in dropped)
@@ -87,7 +160,7 @@ def test_ring_all_reduce_sends_2_n_minus_1_over_n_of_the_buffer():
     for r in range(n):
         assert torch.allclose(reduced[r], total)
     assert all(s == 2 * (n - 1) * size // n for s in sent)
-    assert sent[0] / size == 1.75  # 1 GB buffer on 8 GPUs: 1.75 GB sent per GPU
+    assert sent[0] / size == _questions()["dist-ring-allreduce"].answer  # 1 GB buffer on 8 GPUs, in GB
 
 
 def _gpipe_idle_fraction(p: int, m: int) -> float:
@@ -111,7 +184,7 @@ def _gpipe_idle_fraction(p: int, m: int) -> float:
 @pytest.mark.verifies("dist-pipeline-bubble")
 def test_pipeline_bubble_fraction():
     assert _gpipe_idle_fraction(4, 8) == pytest.approx(3 / 11)
-    assert 3 / 11 == pytest.approx(0.2727, rel=1e-3)
+    assert _gpipe_idle_fraction(4, 8) == pytest.approx(_questions()["dist-pipeline-bubble"].answer, rel=1e-3)
     for p, m in [(2, 1), (4, 32), (8, 8), (3, 5)]:
         assert _gpipe_idle_fraction(p, m) == pytest.approx((p - 1) / (m + p - 1))
     assert _gpipe_idle_fraction(4, 32) == pytest.approx(3 / 35)
@@ -147,6 +220,7 @@ def test_zero_stage_2_memory_per_gpu():
     }
     gb = {k: v / 1e9 for k, v in per_gpu.items()}
     assert gb["stage2"] == pytest.approx(16.640625)
+    assert gb["stage2"] == pytest.approx(_questions()["dist-zero-memory"].answer, abs=0.01)
     assert gb["ddp"] == pytest.approx(120)
     assert round(gb["stage1"], 1) == 31.4 and round(gb["stage3"], 1) == 1.9
 
