@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import torch
+import torch._dynamo  # noqa: F401 - DDP imports it on first use: once here, not once per forked rank
 import torch.nn.functional as F
 
 from quizapp.grading.harness import Checks, Required, fail
@@ -60,8 +61,10 @@ def launched(ctx):
     def go():
         backend, devices = launcher.choose_backend(ctx.device.type, scn.WORLD,
                                                    torch.cuda.device_count() if ctx.device.type == "cuda" else 0)
-        return launcher.launch(HERE, Path(ctx.solution.__file__).resolve(), world=scn.WORLD, backend=backend,
-                               devices=devices, runs=KEYS)
+        # A CUDA context does not survive a fork: spawn the ranks then, fork them otherwise.
+        fork = backend == "gloo" and not torch.cuda.is_initialized()
+        return launcher.launch(HERE, ctx.solution, world=scn.WORLD, backend=backend, devices=devices, runs=KEYS,
+                               fork=fork)
 
     return ctx.cached("launch", go)
 

@@ -1,13 +1,14 @@
 """ddp_accumulation: start the ranks from the grade's child process, watch them, collect what they saw.
 
-One launch of WORLD ranks makes every run (each rank imports torch, which is most of the cost).
-The ranks are plain subprocesses in the child's process group, so the grade's own limits (timeout,
-the group killed at the end) cover them too. Here, on top of that: a rank that dies or is stuck at a
+One launch of WORLD ranks makes every run. The ranks are forked from the child (or spawned where
+CUDA is in use) and stay in the child's process group, so the grade's own limits (timeout, the
+group killed at the end) cover them too. Here, on top of that: a rank that dies or is stuck at a
 collective the other never reaches ends the launch within seconds, with the rank and run named.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -62,28 +63,79 @@ def choose_backend(device_type: str, world: int, cuda_count: int) -> tuple[str, 
     return "gloo", ["cpu"] * world
 
 
-def launch(exercise_dir: Path, solution: Path, *, world: int, backend: str, devices: list[str],
-           runs: list[str]) -> Launch:
-    """Run every run on `world` ranks; one retry if a rank could not join (the port was taken)."""
-    result = _launch_once(exercise_dir, solution, world, backend, devices, runs)
+def launch(exercise_dir: Path, solution, *, world: int, backend: str, devices: list[str], runs: list[str],
+           fork: bool) -> Launch:
+    """Run every run on `world` ranks; one retry if a rank could not join (the port was taken).
+
+    `solution` is the learner's module, already imported here. With `fork`, the ranks are forked
+    from this process and use it as it is: no second torch import, which is most of a rank's start.
+    Otherwise (CUDA: a CUDA context does not survive a fork) each rank is a fresh interpreter.
+    """
+    result = _launch_once(exercise_dir, solution, world, backend, devices, runs, fork)
     if result.stopped and "could not join" in result.stopped:
-        result = _launch_once(exercise_dir, solution, world, backend, devices, runs)
+        result = _launch_once(exercise_dir, solution, world, backend, devices, runs, fork)
     return result
 
 
-def _launch_once(exercise_dir, solution, world, backend, devices, runs) -> Launch:
+class _Forked:
+    """A forked rank, with the part of Popen's interface the launcher uses."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, sig):
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def wait(self):
+        while self.poll() is None:
+            time.sleep(POLL_S)
+        return self.returncode
+
+
+def _fork_rank(rank_module, rank, world, init, backend, device, solution, exercise_dir, out) -> _Forked:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the rank: whatever happens, it never returns into the grader's code
+        status = 1
+        try:
+            status = rank_module.serve(rank, world, init, backend, device, lambda: solution, solution.__file__,
+                                       exercise_dir, out, COLLECTIVE_TIMEOUT_S)
+        finally:
+            os._exit(status)
+    return _Forked(pid)
+
+
+def _launch_once(exercise_dir, solution, world, backend, devices, runs, fork) -> Launch:
     out = Path(tempfile.mkdtemp(prefix="quizapp-ddp-"))
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     # Loopback only: the ranks share this machine, and gloo would otherwise pick an interface by hostname.
-    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    env.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     init = f"tcp://127.0.0.1:{free_port()}"
     procs = []
     try:
+        if fork:
+            rank_module = _load(exercise_dir / "rank.py", "quizapp_ddp_rank")
         for rank in range(world):
+            if fork:
+                procs.append(_fork_rank(rank_module, rank, world, init, backend, devices[rank], solution,
+                                        exercise_dir, out))
+                continue
             cmd = [sys.executable, "-B", str(exercise_dir / "rank.py"), "--rank", str(rank), "--world", str(world),
-                   "--init", init, "--backend", backend, "--device", devices[rank], "--solution", str(solution),
-                   "--exercise-dir", str(exercise_dir), "--out", str(out),
+                   "--init", init, "--backend", backend, "--device", devices[rank],
+                   "--solution", str(solution.__file__), "--exercise-dir", str(exercise_dir), "--out", str(out),
                    "--collective-timeout", str(COLLECTIVE_TIMEOUT_S)]
             procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env))
         stopped = _supervise(procs, out, runs)
@@ -95,6 +147,15 @@ def _launch_once(exercise_dir, solution, world, backend, devices, runs) -> Launc
                 proc.send_signal(signal.SIGKILL)
             proc.wait()
         shutil.rmtree(out, ignore_errors=True)
+
+
+def _load(path: Path, name: str):
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def _supervise(procs, out: Path, runs: list[str]) -> str | None:
@@ -175,9 +236,11 @@ def _collect(out: Path, world: int, runs: list[str], stopped: str | None, codes:
         message = str(err.get("message", "no message"))
         index = err.get("run")
         where = f" in run {runs[index]}" if isinstance(index, int) and 0 <= index < len(runs) else ""
+        # gloo prefixes its own source path ("[.../unbound_buffer.cc:78] Timed out ..."): keep the words.
+        detail = message.splitlines()[0].rsplit("] ", 1)[-1] if message else "no message"
         launch.stopped = (f"rank {rank}{where} waited at a collective (DDP's all-reduce) that the other rank "
                           f"never reached, and gave up after {COLLECTIVE_TIMEOUT_S:g} s; every rank must run the "
-                          f"same forwards and backwards with the same no_sync pattern ({message.splitlines()[0]})")
+                          f"same forwards and backwards with the same no_sync pattern ({detail})")
         launch.stopped_at = index if isinstance(index, int) else -1
     elif stopped is not None:
         launch.stopped = stopped

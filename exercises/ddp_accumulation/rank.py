@@ -1,4 +1,5 @@
-"""One rank of a ddp_accumulation grade: `python rank.py --rank R ...`, started by launch.py.
+"""One rank of a ddp_accumulation grade, started by launch.py: forked from the grade's child
+(`serve`), or as `python rank.py --rank R ...` where CUDA is in use and forking is not safe.
 
 Joins the process group, then makes every run of scenarios.RUNS with the learner's
 `train_ddp_accumulation` on a DistributedDataParallel model, and writes what it saw (forwards with
@@ -25,6 +26,7 @@ def write_json(path: Path, payload: dict) -> None:
 
 
 def main(argv=None) -> None:
+    """A spawned rank (CUDA, where forking is unsafe): a fresh interpreter that loads the solution itself."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--world", type=int, required=True)
@@ -41,52 +43,69 @@ def main(argv=None) -> None:
         sys.path.pop(0)
     sys.dont_write_bytecode = True
     out = Path(args.out)
-    status = 0
-    try:
-        run_all(args, out)
-    except BaseException as exc:  # noqa: BLE001 - the launcher must hear about it, never a bare traceback
-        write_json(out / f"r{args.rank}-error.json", {"stage": "rank", "message": f"{type(exc).__name__}: {exc}"})
-        status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
+
+    def load_solution():
+        from quizapp.grading.child import load_module
+
+        return load_module("solution", Path(args.solution))
+
+    status = serve(args.rank, args.world, args.init, args.backend, args.device, load_solution, args.solution,
+                   Path(args.exercise_dir), out, args.collective_timeout)
     # No teardown: destroy_process_group would wait on a peer that may be gone or stuck.
     os._exit(status)
 
 
-def run_all(args, out: Path) -> None:
+def serve(rank: int, world: int, init: str, backend: str, device: str, load_solution, solution_path: str,
+          exercise_dir: Path, out: Path, collective_timeout: float) -> int:
+    """Join the group and make every run; the exit status for the rank's process."""
+    try:
+        run_all(rank, world, init, backend, device, load_solution, solution_path, exercise_dir, out,
+                collective_timeout)
+        status = 0
+    except BaseException as exc:  # noqa: BLE001 - the launcher must hear about it, never a bare traceback
+        write_json(out / f"r{rank}-error.json", {"stage": "rank", "message": f"{type(exc).__name__}: {exc}"})
+        status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
+
+
+def run_all(rank, world, init, backend, device_name, load_solution, solution_path, exercise_dir: Path,
+            out: Path, collective_timeout) -> None:
     import torch
     import torch.distributed as dist
 
     from quizapp.grading import instrument
     from quizapp.grading.child import describe_exception, describe_load_error, load_module
 
-    scn = load_module("quizapp_ddp_scenarios", Path(args.exercise_dir) / "scenarios.py")
-    try:
-        dist.init_process_group(args.backend, init_method=args.init, rank=args.rank, world_size=args.world,
-                                timeout=datetime.timedelta(seconds=args.collective_timeout))
-    except Exception as exc:  # noqa: BLE001 - e.g. the port was taken in the meantime: the launcher retries
-        write_json(out / f"r{args.rank}-error.json", {"stage": "init", "message": f"{type(exc).__name__}: {exc}"})
-        return
-    # The ranks share the machine's cores: one intra-op thread each keeps them from fighting over them.
+    scn = load_module("quizapp_ddp_scenarios", exercise_dir / "scenarios.py")
+    # The ranks share the machine's cores: one intra-op thread each keeps them from fighting over them
+    # (and a forked rank never enters an OpenMP region its parent's thread pool was set up for).
     torch.set_num_threads(1)
-    device = torch.device(args.device)
+    try:
+        dist.init_process_group(backend, init_method=init, rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=collective_timeout))
+    except Exception as exc:  # noqa: BLE001 - e.g. the port was taken in the meantime: the launcher retries
+        write_json(out / f"r{rank}-error.json", {"stage": "init", "message": f"{type(exc).__name__}: {exc}"})
+        return
+    device = torch.device(device_name)
     if device.type == "cuda":
         torch.cuda.set_device(device)
     instrument.install()
     try:
-        solution = load_module("solution", Path(args.solution))
+        solution = load_solution()
     except BaseException as exc:  # noqa: BLE001 - imported fine in the grader, but not here
-        write_json(out / f"r{args.rank}-error.json", {"stage": "import", "message": describe_load_error(exc, args.solution)})
+        write_json(out / f"r{rank}-error.json", {"stage": "import", "message": describe_load_error(exc, solution_path)})
         return
     for index, run in enumerate(scn.RUNS):
-        write_json(out / f"r{args.rank}-started.json", {"run": index})
+        write_json(out / f"r{rank}-started.json", {"run": index})
         try:
-            record = run_one(scn, solution, args.rank, device, run)
+            record = run_one(scn, solution, rank, device, run)
         except BaseException as exc:  # noqa: BLE001 - the learner's error, reported against this run
-            write_json(out / f"r{args.rank}-error.json", {"stage": "run", "run": index,
-                                                          "message": describe_exception(exc, args.solution)})
+            write_json(out / f"r{rank}-error.json", {"stage": "run", "run": index,
+                                                     "message": describe_exception(exc, solution_path)})
             return
-        write_json(out / f"r{args.rank}-{index}.json", record)
+        write_json(out / f"r{rank}-{index}.json", record)
 
 
 def run_one(scn, solution, rank: int, device, run) -> dict:
