@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, max_param_diff, rel_diff
+from quizapp.grading.harness import Checks, Required, fail, fmt, listed, max_param_diff, rel_diff
 
 CLASSES = 6
 # (batch, temperature, alpha): batch 1 included, alpha at both ends, T below and above 1.
@@ -55,12 +55,14 @@ class LossRun:
     teacher_grad: torch.Tensor | None
 
 
-def call_loss(impl, s, t, y, T, alpha, *, teacher_requires_grad=True) -> LossRun:
+def call_loss(ctx, impl, s, t, y, T, alpha, *, teacher_requires_grad=True) -> LossRun:
     s = s.clone().requires_grad_(True)
     t = t.clone().requires_grad_(teacher_requires_grad)
-    out = impl.distillation_loss(s, t, y.clone(), temperature=T, alpha=alpha)
-    if isinstance(out, torch.Tensor) and out.requires_grad:
-        out.sum().backward()
+    size = f", logits ~{BIG:.0e}" if s.abs().max().item() >= BIG / 10 else ""
+    with ctx.given(f"a batch of {len(s)}, temperature={T}, alpha={alpha}{size}"):
+        out = impl.distillation_loss(s, t, y.clone(), temperature=T, alpha=alpha)
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            out.sum().backward()
     return LossRun(out, s.grad, t.grad)
 
 
@@ -109,8 +111,8 @@ def grid_runs(ctx):
         out = []
         for i, (batch, T, alpha) in enumerate(GRID):
             s, t, y = logits(ctx, batch, seed=100 + i)
-            out.append(((batch, T, alpha), (s, t, y), call_loss(ctx.solution, s, t, y, T, alpha),
-                        call_loss(ctx.reference, s, t, y, T, alpha)))
+            out.append(((batch, T, alpha), (s, t, y), call_loss(ctx, ctx.solution, s, t, y, T, alpha),
+                        call_loss(ctx, ctx.reference, s, t, y, T, alpha)))
         return out
 
     return ctx.cached("grid", go)
@@ -146,7 +148,7 @@ def loss_gradient(ctx):
 @CHECKS.add("returns-scalar-float32", "Returns a 0-dim float32 tensor that carries the graph")
 def returns_scalar(ctx):
     s, t, y = logits(ctx, 4, seed=7)
-    out = call_loss(ctx.solution, s, t, y, 4.0, 0.7).value
+    out = call_loss(ctx, ctx.solution, s, t, y, 4.0, 0.7).value
     if not isinstance(out, torch.Tensor):
         fail(f"expected a torch.Tensor, got {type(out).__name__} ({out!r}); return the loss tensor itself "
              "(no .item()) so the caller can call .backward() on it")
@@ -170,12 +172,16 @@ def no_grad_to_teacher(ctx):
                  "stay None); the teacher is a fixed target: use teacher_logits.detach()")
 
 
+SAME_AS_VALUE = (" That is the formula's mistake, not instability; this follows from the check \"Loss value "
+                 "matches the reference\" (or the one on its gradient)")
+
+
 @CHECKS.add("large-logits-stable", "Finite, correct value and gradient for logits of magnitude 1e4")
 def large_logits(ctx):
     for i, (T, alpha) in enumerate(((4.0, 0.7), (1.0, 0.5), (8.0, 1.0))):
         s, t, y = logits(ctx, 8, seed=300 + i, scale=BIG)
         where = f"logits ~{BIG:.0e}, temperature={T}, alpha={alpha}"
-        mine, ref = call_loss(ctx.solution, s, t, y, T, alpha), call_loss(ctx.reference, s, t, y, T, alpha)
+        mine, ref = call_loss(ctx, ctx.solution, s, t, y, T, alpha), call_loss(ctx, ctx.reference, s, t, y, T, alpha)
         seen, expected = as_scalar(mine.value, where), as_scalar(ref.value, where)
         if not math.isfinite(seen):
             fail(f"{where}: the loss is {seen} (expected {fmt(expected)}): softmax underflows to exact 0 for such "
@@ -186,13 +192,16 @@ def large_logits(ctx):
         if bad:
             fail(f"{where}: {bad} of {mine.grad.numel()} gradient entries are inf/NaN (loss {fmt(seen)}); use "
                  "F.log_softmax, never torch.log(F.softmax(...))")
+        # Finite but wrong is the formula's mistake, not instability: name it as loss-value does.
         if abs(seen - expected) > VALUE_RTOL * abs(expected):
-            fail(f"{where}: expected loss {fmt(expected)}, got {fmt(seen)} (relative difference "
-                 f"{rel_diff(seen, expected):.2e}, tolerance {VALUE_RTOL:.0e})")
+            fail(f"{where}: finite, but expected loss {fmt(expected)}, got {fmt(seen)} (relative difference "
+                 f"{rel_diff(seen, expected):.2e}, tolerance {VALUE_RTOL:.0e}).{diagnose(s, t, y, T, alpha, seen_value=seen)}"
+                 f"{SAME_AS_VALUE}")
         size = ref.grad.abs().max().item()
         diff = (mine.grad - ref.grad).abs().max().item()
         if diff > GRAD_RTOL * size:
-            fail(f"{where}: the gradient differs from the reference by up to {diff:.3g} (largest entry {size:.3g})")
+            fail(f"{where}: finite, but the gradient differs from the reference by up to {diff:.3g} (largest entry "
+                 f"{size:.3g}).{diagnose(s, t, y, T, alpha, seen_grad=mine.grad)}{SAME_AS_VALUE}")
 
 
 @CHECKS.add("t-squared-scaling", "The T\u00b2 factor keeps the gradient size about constant across temperatures")
@@ -202,7 +211,7 @@ def t_squared(ctx):
     def norms(impl):
         out = []
         for T in T_SCALE:
-            r = call_loss(impl, s, t, y, T, 1.0)
+            r = call_loss(ctx, impl, s, t, y, T, 1.0)
             if r.grad is None:
                 fail(f"temperature={T}, alpha=1: no gradient reached student_logits")
             out.append(r.grad.norm().item())
@@ -267,8 +276,10 @@ def epoch(ctx, impl) -> EpochRun:
 
         handle = teacher.register_forward_hook(hook)
         try:
-            result = impl.distill_epoch(student, teacher, loader, optimizer, temperature=EPOCH_T,
-                                        alpha=EPOCH_ALPHA, device=ctx.device)
+            with ctx.given(f"temperature={EPOCH_T}, alpha={EPOCH_ALPHA}, {BATCHES} batches of {BATCH}, "
+                           f"device={ctx.device.type}"):
+                result = impl.distill_epoch(student, teacher, loader, optimizer, temperature=EPOCH_T,
+                                            alpha=EPOCH_ALPHA, device=ctx.device)
         finally:
             handle.remove()
         return EpochRun(result, student, teacher, before, forwards, [])
@@ -305,7 +316,7 @@ def teacher_eval(ctx):
     for i, f in enumerate(r.forwards):
         if f["training"]:
             fail(f"teacher forward {i} of {len(r.forwards)} ran with modules in train mode "
-                 f"({', '.join(f['training'][:4])}): dropout was active and BatchNorm used batch statistics and "
+                 f"({listed(f['training'])}): dropout was active and BatchNorm used batch statistics and "
                  "moved its running stats; call teacher.eval() before the loop")
 
 
@@ -334,7 +345,8 @@ def teacher_no_graph(ctx):
              "of the teacher for nothing; run it under `with torch.no_grad():`")
     with_grad = [n for n, p in r.teacher.named_parameters() if p.grad is not None]
     if with_grad:
-        fail(f"after distill_epoch, teacher parameters {with_grad[:3]} have .grad set; no gradient may reach the teacher")
+        fail(f"after distill_epoch, {len(with_grad)} teacher parameters have .grad set ({listed(with_grad, 3)}); "
+             "no gradient may reach the teacher")
 
 
 @CHECKS.add("epoch-trains-student", "After one epoch the student's parameters match the reference")

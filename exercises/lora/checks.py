@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from quizapp.grading.harness import Checks, Required, fail, fmt
+from quizapp.grading.harness import Checks, Required, fail, fmt, listed
 
 IN, OUT, RANK, ALPHA = 10, 6, 4, 16.0  # scaling = 4.0, so a forgotten "/ rank" shows clearly
 # float32: the reference formula and a solution may multiply in another order ((x A^T) B^T vs
@@ -72,8 +72,9 @@ def lora_shapes(ctx):
                  f"with requires_grad={p.requires_grad}")
     frozen = [n for n, p in base.named_parameters() if p.requires_grad]
     if frozen:
-        fail(f"the base layer's {', '.join(frozen)} still require gradients; freeze them "
-             f"(requires_grad_(False)): LoRA trains only lora_A and lora_B")
+        which = " and ".join(frozen)
+        fail(f"the base layer's {which} still require{'s' if len(frozen) == 1 else ''} gradients; freeze "
+             f"{'it' if len(frozen) == 1 else 'them'} (requires_grad_(False)): LoRA trains only lora_A and lora_B")
     own = {n for n, p in layer.named_parameters() if p.requires_grad}
     if own != {"lora_A", "lora_B"}:
         fail(f"trainable parameters of a LoRALinear should be exactly lora_A and lora_B, got {sorted(own)}")
@@ -175,14 +176,14 @@ def lora_merge(ctx):
         with torch.no_grad():
             before = layer(x)
             merged = layer.merge()
-        changed = [n for n, now, was in (("base.weight", base.weight, w0), ("lora_A", layer.lora_A, a),
-                                          ("lora_B", layer.lora_B, b)) if not torch.equal(now.detach(), was)]
-        if b0 is not None and not torch.equal(base.bias.detach(), b0):
-            changed.append("base.bias")
+        tensors = [("base.weight", base.weight, w0), ("lora_A", layer.lora_A, a), ("lora_B", layer.lora_B, b)]
+        if b0 is not None:
+            tensors.append(("base.bias", base.bias, b0))
+        changed = [f"{n} (moved by up to {(now.detach().float() - was.float()).abs().max().item():.3g})"
+                   for n, now, was in tensors if not torch.equal(now.detach(), was)]
         if changed:
-            moved = (base.weight.detach().float() - w0.float()).abs().max().item()
-            fail(f"bias={bias}: merge() changed the LoRALinear ({', '.join(changed)}; base.weight moved by up to "
-                 f"{moved:.3g}); it must leave self unchanged and return a new nn.Linear")
+            fail(f"bias={bias}: merge() changed the LoRALinear: {', '.join(changed)}; it must leave self unchanged "
+                 "and return a new nn.Linear")
         if type(merged) is not nn.Linear:
             fail(f"merge() should return a plain nn.Linear, got {type(merged).__name__}")
         if merged is base or merged.weight is base.weight:
@@ -305,28 +306,31 @@ def model_run(ctx, calls=1):
         ids = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(3)).to(ctx.device)
         with torch.no_grad():
             before = model(ids)
-        results = []
-        for _ in range(calls):
-            returned = ctx.solution.add_lora(model, 2, 4.0, list(TARGETS))
-            results.append(returned)
-        return model, originals, ids, before, results
+        results, trained = [], {}
+        for call in range(calls):
+            if call:
+                # Between calls the adapters train: give them values of their own, which a second
+                # call must keep.
+                for i, (name, module) in enumerate(sorted(lora_layers(ctx, model).items())):
+                    trained[name] = set_ab(module, seed=10 + i)
+            with ctx.given(f"add_lora(model, rank=2, alpha=4.0, target_modules={TARGETS}), call {call + 1}"):
+                results.append(ctx.solution.add_lora(model, 2, 4.0, list(TARGETS)))
+        return model, originals, ids, before, results, trained
 
     return ctx.cached(("add_lora", calls), go)
 
 
-def short(names, n=4) -> str:
-    if not names:
-        return "none"
-    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+def lora_layers(ctx, model) -> dict:
+    return {n: m for n, m in model.named_modules() if isinstance(m, ctx.solution.LoRALinear)}
 
 
 def wrapped_names(ctx, model):
-    return sorted(n for n, m in model.named_modules() if isinstance(m, ctx.solution.LoRALinear))
+    return sorted(lora_layers(ctx, model))
 
 
 @CHECKS.add("add-lora-targets", "add_lora wraps exactly the nn.Linear layers named in target_modules")
 def add_lora_targets(ctx):
-    model, originals, ids, before, results = model_run(ctx)
+    model, originals, ids, before, results, _ = model_run(ctx)
     if results[0] is not model:
         fail(f"add_lora should modify the model in place and return it; it returned {type(results[0]).__name__}")
     seen = wrapped_names(ctx, model)
@@ -349,8 +353,8 @@ def add_lora_freezes(ctx):
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
     wrong = [n for n in trainable if not (n.endswith(".lora_A") or n.endswith(".lora_B"))]
     if wrong:
-        fail(f"after add_lora, {len(wrong)} parameters that are not lora_A/lora_B still require gradients, "
-             f"e.g. {wrong[:4]}; freeze every other parameter of the model")
+        fail(f"after add_lora, {len(wrong)} parameters that are not lora_A/lora_B still require gradients: "
+             f"{listed(wrong)}; freeze every other parameter of the model")
     want = 0
     for n, m in TinyModel().named_modules():
         if n in EXPECTED_WRAPPED:
@@ -364,18 +368,29 @@ def add_lora_freezes(ctx):
 @CHECKS.add("add-lora-twice", "A second add_lora call wraps nothing again and keeps LoRA trainable")
 def add_lora_twice(ctx):
     once, *_ = model_run(ctx, 1)
-    model, *_ = model_run(ctx, 2)
+    model, *_, trained = model_run(ctx, 2)
     first, second = wrapped_names(ctx, once), wrapped_names(ctx, model)
     nested = [n for n in second if isinstance(model.get_submodule(n).base, ctx.solution.LoRALinear)
               or any(isinstance(m, ctx.solution.LoRALinear) for m in model.get_submodule(n).base.modules())]
     if second != first or nested:
         new = sorted(set(second) - set(first))
         fail(f"after a second add_lora call there are {len(second)} LoRALinear layers, after one call {len(first)}; "
-             f"new: {short(new)}, wrapped twice: {short(nested)}. Skip LoRALinear modules and never look "
+             f"new: {listed(new)}, wrapped twice: {listed(nested)}. Skip LoRALinear modules and never look "
              f"inside them (their `base` must not be wrapped again)")
     trainable = sorted(n for n, p in model.named_parameters() if p.requires_grad)
     want = sorted(f"{n}.{ab}" for n in first for ab in ("lora_A", "lora_B"))
     if trainable != want:
         fail(f"after a second call the trainable parameters should still be the {len(want)} lora_A/lora_B "
-             f"tensors; got {len(trainable)}: missing {sorted(set(want) - set(trainable))[:4] or 'none'}, "
-             f"extra {sorted(set(trainable) - set(want))[:4] or 'none'}")
+             f"tensors; got {len(trainable)}: missing {listed(sorted(set(want) - set(trainable)))}, "
+             f"extra {listed(sorted(set(trainable) - set(want)))}")
+    layers = lora_layers(ctx, model)
+    lost = []
+    for name, (a, b) in trained.items():
+        now = layers[name]
+        if not (torch.equal(now.lora_A.detach(), a) and torch.equal(now.lora_B.detach(), b)):
+            change = max((now.lora_A.detach().float() - a.float()).abs().max().item(),
+                         (now.lora_B.detach().float() - b.float()).abs().max().item())
+            lost.append(f"{name} (changed by up to {change:.3g})")
+    if lost:
+        fail(f"a second add_lora call changed the trained lora_A/lora_B of {len(lost)} of {len(trained)} "
+             f"adapters: {listed(lost)}; leave existing LoRALinear layers, and their values, as they are")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gradeutil import EXERCISES, grade, grade_many
+from gradeutil import EXERCISES, assert_errors_name_inputs, grade, grade_many
 
 BUGGY = Path(__file__).parent / "buggy" / "distillation"
 REFERENCE = EXERCISES / "distillation" / "reference.py"
@@ -21,7 +21,7 @@ EPOCH_CHECKS = ALL_CHECKS[6:]
 BUGS = {
     "no_t_squared": ["loss-value", "loss-gradient", "t-squared-scaling", "epoch-trains-student"],
     "kl_swapped": ["loss-gradient", "epoch-trains-student"],
-    "reduction_mean": ["loss-value", "loss-gradient", "epoch-trains-student"],
+    "reduction_mean": ["loss-value", "loss-gradient", "large-logits-stable", "epoch-trains-student"],
     "log_of_softmax": ["large-logits-stable"],
     "alpha_swapped": ["loss-value", "loss-gradient", "epoch-trains-student"],
     "float64_loss": ["returns-scalar-float32"],
@@ -50,15 +50,21 @@ UNAFFECTED = {
 }
 # Correct solutions written another way: every check must pass.
 ALTERNATIVES = ["ok_inference_mode", "ok_softmax_target"]
+# Solutions that raise on valid inputs: the error names those inputs. file -> {check id: message start}
+RAISES = {
+    "asserts_temperature": {check: "with a batch of 8, temperature=0.5, alpha=0.7: AssertionError"
+                            for check in ("loss-value", "loss-gradient", "no-grad-to-teacher")},
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def graded_in_parallel():
-    grade_many([(str(REFERENCE),)] + [(str(BUGGY / f"{name}.py"),) for name in [*BUGS, *ALTERNATIVES]])
+    grade_many([(str(REFERENCE),)] + [(str(BUGGY / f"{name}.py"),) for name in [*BUGS, *ALTERNATIVES, *RAISES]])
 
 
 def test_every_check_has_a_bug_that_fails_it():
     assert set(ALL_CHECKS) == {c for checks in BUGS.values() for c in checks}
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(BUGS) | set(ALTERNATIVES) | set(RAISES)
 
 
 def test_reference_passes():
@@ -107,3 +113,15 @@ def test_messages_name_the_mistake():
     assert "last batch" in grade(BUGGY / "returns_last_loss.py").check("epoch-mean-loss")["message"]
     assert "running_mean" in grade(BUGGY / "teacher_train_mode.py").check("teacher-unchanged")["message"]
     assert "no_grad" in grade(BUGGY / "teacher_with_grad.py").check("teacher-no-graph")["message"]
+
+
+@pytest.mark.parametrize("bug", sorted(RAISES))
+def test_errors_name_the_inputs(bug):
+    assert_errors_name_inputs(BUGGY / f"{bug}.py", RAISES[bug])
+    result = grade(BUGGY / f"{bug}.py")
+    assert all(c["status"] == "pass" for c in result.report["checks"] if c["id"] not in RAISES[bug])
+
+
+def test_large_logits_names_the_formula_mistake():
+    message = grade(BUGGY / "reduction_mean.py").check("large-logits-stable")["message"]
+    assert "batchmean" in message and "not instability" in message and "this follows from the check" in message

@@ -9,6 +9,7 @@ import pytest
 
 from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_reference_passes,
                        assert_starter_fails_cleanly, grade_exercise_files)
+from gradeutil import graded as grade
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "exercises" / "grad_accumulation"
@@ -33,6 +34,8 @@ BUGS = {
     "wrong_return_count": {"returns-step-count"},
     "concat_group": {"one-micro-batch-at-a-time"},
     "sum_losses_one_backward": {"one-micro-batch-at-a-time"},
+    # timm's loop: right for 6 or 7 micro-batches with accum 3, wrong for 7 with accum 4
+    "splits_trailing_group": {"optimizer-steps", "trailing-group", "short-last-micro-batch"},
 }
 
 
@@ -56,3 +59,9 @@ def test_every_check_is_failed_by_some_bug():
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_buggy_solution_fails_its_checks(bug):
     assert_bug_fails(BUGGY / f"{bug}.py", BUGS[bug])
+
+
+def test_split_trailing_group_message_shows_the_split():
+    _, report = grade(BUGGY / "splits_trailing_group.py")
+    message = next(c["message"] for c in report["checks"] if c["id"] == "optimizer-steps")
+    assert "accum_steps=4" in message and "saw [4, 2, 1]" in message and "split into 2 steps" in message

@@ -9,6 +9,7 @@ import pytest
 
 from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_reference_passes,
                        assert_starter_fails_cleanly, grade_exercise_files)
+from gradeutil import graded as grade
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "exercises" / "lora"
@@ -34,6 +35,7 @@ BUGS = {
     "base_trainable": ({"lora-shapes", "lora-gradients"}, set()),
     "double_wrap": ({"add-lora-twice"}, set()),
     "refreeze_lora": ({"add-lora-twice"}, set()),
+    "rewraps_existing": ({"add-lora-twice"}, set()),
     "fp32_adapters": ({"lora-bf16"}, set()),
     # wrong shapes make the formulas themselves fail to run: those checks report the solution's error
     "a_transposed": ({"lora-shapes"}, {"lora-forward", "lora-merge", "lora-gradients"}),
@@ -63,3 +65,22 @@ def test_every_check_is_failed_by_some_bug():
 def test_buggy_solution_fails_its_checks(bug):
     must, allowed = BUGS[bug]
     assert_bug_fails(BUGGY / f"{bug}.py", must, may_also_not_pass=allowed, numbers=False)
+
+
+def message(bug: str, check_id: str) -> str:
+    _, report = grade(BUGGY / f"{bug}.py")
+    return next(c["message"] for c in report["checks"] if c["id"] == check_id)
+
+
+def test_second_call_must_keep_trained_adapters():
+    text = message("rewraps_existing", "add-lora-twice")
+    assert "changed the trained lora_A/lora_B of 5 of 5 adapters" in text and "and 1 more" in text
+
+
+def test_messages_read_well():
+    assert "the base layer's weight and bias still require gradients; freeze them" in message("base_trainable",
+                                                                                                "lora-shapes")
+    merge = message("merge_mutates", "lora-merge")
+    assert "changed the LoRALinear: base.weight (moved by up to " in merge and "; base.weight moved" not in merge
+    twice = message("no_freeze", "add-lora-twice")
+    assert "extra blocks.0.attn.k_proj.bias" in twice and "and 23 more" in twice  # a cut list says it was cut

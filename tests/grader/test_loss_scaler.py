@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_passes, assert_reference_passes,
-                       assert_starter_fails_cleanly, grade_exercise_files)
+from gradeutil import (assert_bug_fails, assert_errors_name_inputs, assert_every_check_has_a_bug, assert_passes,
+                       assert_reference_passes, assert_starter_fails_cleanly, grade_exercise_files)
 from gradeutil import graded as grade
 
 EXERCISE = "loss_scaler"
@@ -34,6 +34,12 @@ BUGS = {
 }
 # Correct solutions written another way: every check must pass (the oracle passes its own exam).
 ALTERNATIVES = ["ok_gradscaler", "ok_float32_state"]
+# Solutions that raise on valid inputs: the error names those inputs. file -> {check id: message start}
+RAISES = {
+    "asserts_backoff_inverse": {
+        "scale-trajectory": "with DynamicLossScaler(init_scale=1024, growth_factor=2, backoff_factor=0.25, "
+                            "growth_interval=2): AssertionError"},
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -50,7 +56,7 @@ def test_starter_fails_cleanly():
 
 
 def test_every_check_is_failed_by_some_bug():
-    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS, ALTERNATIVES)
+    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS, [*ALTERNATIVES, *RAISES])
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
@@ -109,3 +115,8 @@ def test_reference_matches_gradscaler_at_the_float32_top():
                 scaler.update()
                 out.append(scaler.get_scale())
     assert mine_scales == torch_scales == [2.0**127] * 3
+
+
+@pytest.mark.parametrize("bug", sorted(RAISES))
+def test_errors_name_the_inputs(bug):
+    assert_errors_name_inputs(BUGGY / f"{bug}.py", RAISES[bug])

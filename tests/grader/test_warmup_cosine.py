@@ -1,5 +1,6 @@
 """The warmup_cosine exercise: the reference passes, the starter fails cleanly, and each buggy
-solution fails the check that names its bug (and passes the checks unrelated to it)."""
+solution fails the check that names its bug (and passes the checks unrelated to it); a correct
+LambdaLR solution written another way passes, and an error names the inputs that raised it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_reference_passes,
-                       assert_starter_fails_cleanly, grade_exercise_files)
+from gradeutil import (assert_bug_fails, assert_errors_name_inputs, assert_every_check_has_a_bug, assert_passes,
+                       assert_reference_passes, assert_starter_fails_cleanly, grade_exercise_files)
 from gradeutil import graded as grade
 
 EXERCISE = "warmup_cosine"
@@ -25,6 +26,15 @@ BUGS = {
     "ignores_min_lr": {"schedule-formula", "floor-past-end"},
     "single_group_only": {"param-groups"},
     "not_resumable": {"resume"},
+    # starts at lr 0 but climbs too slowly: the formula's bug alone, not first-step-zero's
+    "ramp_too_slow": {"schedule-formula"},
+}
+ALTERNATIVES = ["ok_lambdalr_clamped"]
+# solutions that raise: bug file -> {check id: how its error message starts}
+RAISES = {
+    "no_max_one_divides_by_zero": {
+        check: "with warmup_steps=20, total_steps=20, min_lr_ratio=0.0, scheduler.step() number 20: ZeroDivisionError"
+        for check in ("schedule-formula", "floor-past-end")},
 }
 
 
@@ -42,7 +52,7 @@ def test_starter_fails_cleanly():
 
 
 def test_every_check_is_failed_by_some_bug():
-    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS)
+    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS, [*ALTERNATIVES, *RAISES])
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
@@ -54,3 +64,13 @@ def test_transformers_bug_message_names_the_rise():
     _, report = grade(BUGGY / "transformers_rises_past_end.py")
     message = next(c["message"] for c in report["checks"] if c["id"] == "floor-past-end")
     assert "rising again" in message and "transformers" in message
+
+
+@pytest.mark.parametrize("alt", ALTERNATIVES)
+def test_correct_alternatives_pass(alt):
+    assert_passes(BUGGY / f"{alt}.py")
+
+
+@pytest.mark.parametrize("bug", sorted(RAISES))
+def test_errors_name_the_inputs(bug):
+    assert_errors_name_inputs(BUGGY / f"{bug}.py", RAISES[bug])

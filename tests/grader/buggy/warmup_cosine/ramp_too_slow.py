@@ -1,0 +1,21 @@
+# quizapp: exercise=warmup_cosine
+"""Bug: the ramp climbs by 1 / (warmup_steps + 1) a step: it starts at lr 0, as it should, but
+reaches only warmup / (warmup + 1) before the cosine takes over."""
+import math
+
+from torch.optim.lr_scheduler import LambdaLR
+
+
+def get_cosine_schedule_with_warmup(optimizer, warmup_steps, total_steps, *, min_lr_ratio=0.0):
+    if warmup_steps < 0 or total_steps < warmup_steps or not 0.0 <= min_lr_ratio <= 1.0:
+        raise ValueError("bad arguments")
+
+    def f(step):
+        if step < warmup_steps:
+            return step / (warmup_steps + 1)
+        if step > total_steps:
+            return min_lr_ratio
+        p = (step - warmup_steps) / max(1, total_steps - warmup_steps)
+        return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * p))
+
+    return LambdaLR(optimizer, f)
