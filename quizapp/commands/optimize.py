@@ -8,7 +8,7 @@ from quizapp.commands.common import fail, open_store
 
 
 def run(reset: bool) -> int:
-    from quizapp.study.fitting import FitError, optimize, review_log, usable_reviews
+    from quizapp.study.fitting import FitError, optimize, require_enough_history, review_log
 
     store = open_store()
     if store is None:
@@ -21,9 +21,10 @@ def run(reset: bool) -> int:
             click.echo("Cards keep their due dates; each is scheduled with the defaults from its next review on.")
             return 0
         reviews = review_log(store)
-        click.echo(f"Fitting FSRS to your {len(reviews)} review(s) ({usable_reviews(reviews)} usable); "
-                   f"this runs torch in a separate process and can take a few minutes...")
         try:
+            usable = require_enough_history(reviews)
+            click.echo(f"Fitting FSRS to your {len(reviews)} review(s) ({usable} usable); "
+                       f"this runs torch in a separate process and can take a few minutes...")
             result = optimize(store)
         except FitError as exc:
             return fail(str(exc))

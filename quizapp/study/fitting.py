@@ -111,17 +111,23 @@ def fit_parameters(reviews: list[Review], *, timeout_s: float = CHILD_TIMEOUT_S)
     return parameters
 
 
+def require_enough_history(reviews: list[Review]) -> int:
+    """The number of usable reviews; FitError (a polite refusal) below the minimum a fit needs."""
+    usable = usable_reviews(reviews)
+    if usable < MIN_REVIEWS:
+        raise FitError(f"not enough history yet: {usable} review(s) came a day or more after the previous review "
+                       f"of the same question, and a fit needs {MIN_REVIEWS}. Keep reviewing and try again later; "
+                       f"until then FSRS's defaults, fitted on millions of reviews, serve you well.")
+    return usable
+
+
 def optimize(store: Store, *, fit=fit_parameters) -> FitResult:
     """Fit, compare, and keep the fitted parameters only if their log loss beats the ones in use.
 
     Kept parameters also replay every card from its history, so every card reflects them.
     """
     reviews = review_log(store)
-    usable = usable_reviews(reviews)
-    if usable < MIN_REVIEWS:
-        raise FitError(f"not enough history yet: {usable} review(s) came a day or more after the previous review "
-                       f"of the same question, and a fit needs {MIN_REVIEWS}. Keep reviewing and try again later; "
-                       f"until then FSRS's defaults, fitted on millions of reviews, serve you well.")
+    usable = require_enough_history(reviews)
     current = store.fsrs_parameters()
     fitted = fit(reviews)
     default_loss = log_loss(reviews, None)
