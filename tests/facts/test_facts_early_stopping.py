@@ -1,10 +1,34 @@
-"""Facts taught by questions/early-stopping.yaml, checked with torch where torch can compute them."""
+"""Facts taught by questions/early-stopping.yaml, checked with torch where torch can compute them.
+
+Each verified single question's test settles every choice (`# choice N` beside the assertion, N
+its index in the file) and then checks that the file's key is the one choice found true. Numeric
+questions compute the keyed value themselves. That stopping GD early acts like L2 regularisation
+(es-gd-filter-factors) is Bishop (1995) and Goodfellow et al. ("Deep Learning", 2016, section 7.8);
+the test checks the factors themselves.
+"""
 
 import copy
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "early-stopping.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _early_stopping(losses, patience, min_delta):
@@ -30,6 +54,7 @@ VAL_LOSSES = [1.00, 0.90, 0.86, 0.855, 0.852, 0.83, 0.825, 0.822, 0.821, 0.70]
 def test_patience_and_min_delta_simulation():
     losses = torch.tensor(VAL_LOSSES, dtype=torch.float64).tolist()
     assert _early_stopping(losses, patience=3, min_delta=0.01) == (9, 6)
+    assert _early_stopping(losses, patience=3, min_delta=0.01)[0] == _questions()["es-patience-min-delta"].answer
     # without min_delta every tiny decrease resets the counter and training never stops
     assert _early_stopping(losses, patience=3, min_delta=0.0) == (None, 10)
 
@@ -46,12 +71,16 @@ def test_state_dict_is_a_live_view_and_deepcopy_is_a_snapshot():
     model(torch.ones(2, 3)).sum().backward()
     optimizer.step()  # updates the parameters in place
     assert not torch.equal(model.weight, at_best)
-    assert best_alias["weight"].data_ptr() == model.weight.data_ptr()
+    assert best_alias["weight"].data_ptr() == model.weight.data_ptr()  # choice 2: true
     assert torch.equal(best_alias["weight"], model.weight)  # "best" silently followed training
     assert torch.equal(best_copy["weight"], at_best)
     assert torch.equal(best_clone["weight"], at_best)
+    # choice 1: false. Trainable parameters are in the state_dict
+    assert model.weight.requires_grad and set(best_alias) == {"weight", "bias"}
+    # choice 0 and choice 3: false. A snapshot of the same model object loads, with no optimizer state
     model.load_state_dict(best_copy)
     assert torch.equal(model.weight, at_best)
+    assert _right("es-state-dict-alias") == {2}
 
 
 @pytest.mark.verifies("es-reduce-lr-on-plateau-patience")
@@ -64,7 +93,7 @@ def test_reduce_lr_on_plateau_waits_patience_plus_one_bad_epochs():
         scheduler.step(loss)
         if first_drop is None and optimizer.param_groups[0]["lr"] < 1.0:
             first_drop = call
-    assert first_drop == 5
+    assert first_drop == _questions()["es-reduce-lr-on-plateau-patience"].answer
     assert optimizer.param_groups[0]["lr"] == pytest.approx(0.1)  # default factor
     # the same curve under Keras/Lightning-style counting with patience=2 stops at epoch 4
     assert _early_stopping([1.0, 0.9, 0.9, 0.9, 0.9, 0.9], patience=2, min_delta=0.0)[0] == 4
@@ -79,7 +108,15 @@ def test_accuracy_and_loss_can_both_go_up():
     late = torch.tensor([[2.0, 0.0], [2.0, 0.0], [2.0, 0.0], [0.0, 6.0]])
     accuracy = lambda logits: (logits.argmax(1) == labels).float().mean().item()
     assert accuracy(early) == 0.5 and accuracy(late) == 0.75
+    # choice 3: true, and choice 0: false. More right, yet a higher loss, from one confident mistake
     assert F.cross_entropy(late, labels).item() > F.cross_entropy(early, labels).item()
+    assert F.cross_entropy(late[:3], labels[:3]).item() < F.cross_entropy(early[:2], labels[:2]).item()
+    p_early, p_late = early.softmax(1), late.softmax(1)
+    # choice 1: false. The examples right in both epochs got a higher probability on their label
+    assert (p_late[:2, 0] > p_early[:2, 0]).all()
+    # choice 2: false. Every prediction got more confident, mistakes included
+    assert (p_late.max(1).values > p_early.max(1).values).all()
+    assert _right("es-loss-vs-accuracy") == {3}
 
 
 @pytest.mark.verifies("es-gd-filter-factors")
@@ -100,7 +137,15 @@ def test_gradient_descent_from_zero_applies_spectral_filter_factors():
             w -= lr * grad
         norms.append(w.norm().item())
     factors = 1 - (1 - lr * eigvals) ** steps
-    assert torch.allclose(eigvecs.T @ w.detach(), factors * (eigvecs.T @ w_star), atol=1e-10)
+    along = eigvecs.T @ w.detach()
+    assert torch.allclose(along, factors * (eigvecs.T @ w_star), atol=1e-10)  # choice 0: true
+    alpha = 1 / (lr * steps)
+    for wrong in (eigvals / (eigvals + alpha),  # choice 1: false, ridge's factor only approximates it
+                  (1 - lr * eigvals) ** steps,  # choice 2: false, the missing fraction
+                  lr * eigvals * steps):  # choice 3: false, the small-t approximation
+        assert not torch.allclose(along, wrong * (eigvecs.T @ w_star), atol=1e-3)
+    assert (lr * eigvals * steps).max() > 1  # the linear form even exceeds 1
+    assert _right("es-gd-filter-factors") == {0}
     # large-eigenvalue directions are fitted, small ones barely moved: like ridge's lam / (lam + alpha)
     assert factors[-1] > 0.99 and factors[0] < 0.1
     assert all(b >= a - 1e-12 for a, b in zip(norms, norms[1:]))  # the weight norm only grows
