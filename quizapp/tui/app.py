@@ -144,4 +144,7 @@ class QuizApp(App[int]):
                 continue
             seen.add(binding.description)
             yield SystemCommand(binding.description, binding.tooltip, partial(active.node.run_action, binding.action))
+        from quizapp.tui.transfer_commands import transfer_commands
+
+        yield from transfer_commands(self, self.context)
         yield from (command for command in super().get_system_commands(screen) if command.title not in seen)

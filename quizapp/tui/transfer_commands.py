@@ -1,0 +1,115 @@
+"""Command-palette entries that take progress elsewhere: Anki and JSON export, import, FSRS optimize.
+
+Each asks what it needs in a dialog, then does the work in a thread with a store connection of its
+own (SQLite connections stay in the thread that opened them) and says how it went in a notification.
+The optimizer's torch runs in its own process, never in the app's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+
+from quizapp.study.store import Store, StoreError
+from quizapp.tui.context import StudyContext
+
+
+def transfer_commands(app: App, context: StudyContext | None) -> Iterable[SystemCommand]:
+    if context is None:  # the store could not be opened: there is nothing to move
+        return
+    yield SystemCommand("Export Anki deck", "Write the question bank as an .apkg for Anki",
+                        lambda: _ask_path(app, context, "Write the Anki deck to:", "quizapp.apkg", _export_anki))
+    yield SystemCommand("Export progress", "Write all your progress to a JSON file for another machine",
+                        lambda: _ask_path(app, context, "Write your progress to:", "quizapp-progress.json",
+                                          _export_json))
+    yield SystemCommand("Import progress", "Merge a progress file from `Export progress`; twice changes nothing",
+                        lambda: _ask_path(app, context, "Import progress from:", "quizapp-progress.json",
+                                          _import_json))
+    yield SystemCommand("Optimize scheduler", "Fit FSRS to your reviews; kept only if it predicts you better",
+                        lambda: _run(app, "Fitting FSRS to your reviews (this can take a few minutes)...",
+                                     lambda: _optimize(context)))
+
+
+def _ask_path(app: App, context: StudyContext, prompt: str, default: str,
+              work: Callable[[StudyContext, Path], tuple[str, str]]) -> None:
+    from quizapp.tui.screens.dialogs import PathScreen
+
+    def chosen(value: str | None) -> None:
+        if value:
+            path = Path(value).expanduser()
+            _run(app, None, lambda: work(context, path if path.is_absolute() else context.work_dir / path))
+
+    app.push_screen(PathScreen(prompt, default), chosen)
+
+
+def _run(app: App, starting: str | None, work: Callable[[], tuple[str, str]]) -> None:
+    """Run work() in a thread; it returns (message, severity) for the notification."""
+    if starting:
+        app.notify(starting, title="Working")
+
+    def in_thread() -> None:
+        try:
+            message, severity = work()
+        except StoreError as exc:
+            message, severity = str(exc), "error"
+        except sqlite3.Error as exc:
+            message, severity = f"The progress database failed ({exc}); nothing was changed.", "error"
+        app.call_from_thread(app.notify, message, severity=severity, timeout=10)
+
+    app.run_worker(in_thread, thread=True, group="transfer", exit_on_error=False)
+
+
+def _export_anki(context: StudyContext, path: Path) -> tuple[str, str]:
+    from quizapp.export.anki import write_apkg
+
+    if path.suffix.lower() != ".apkg":
+        return f"{path.name}: an Anki package ends in .apkg", "error"
+    try:
+        summary = write_apkg(context.bank, path)
+    except OSError as exc:
+        return f"Cannot write {path}: {exc.strerror or exc}", "error"
+    return f"Wrote {path}: {summary.notes} notes in {summary.decks} subdecks. Open it with Anki.", "information"
+
+
+def _export_json(context: StudyContext, path: Path) -> tuple[str, str]:
+    from quizapp.study.transfer import write_export
+
+    with Store.open(context.store.path) as store:
+        try:
+            document = write_export(store, path)
+        except OSError as exc:
+            return f"Cannot write {path}: {exc.strerror or exc}", "error"
+    return (f"Wrote {path}: {len(document['answers'])} answers, {len(document['grades'])} grades, "
+            f"{len(document['interviews'])} interviews.", "information")
+
+
+def _import_json(context: StudyContext, path: Path) -> tuple[str, str]:
+    from quizapp.study.transfer import TransferError, import_progress, read_export
+
+    try:
+        document = read_export(path)
+    except TransferError as exc:
+        return f"{exc}\nNothing was imported.", "error"
+    with Store.open(context.store.path) as store:
+        summary = import_progress(store, document)
+    if not summary.changed:
+        return f"Nothing new in {path.name}: everything in it is already here.", "information"
+    return (f"Imported {summary.answers} answers ({summary.cards} cards rescheduled), {summary.grades} grades, "
+            f"{summary.interviews} interviews.", "information")
+
+
+def _optimize(context: StudyContext) -> tuple[str, str]:
+    from quizapp.study.fitting import FitError, optimize
+
+    with Store.open(context.store.path) as store:
+        try:
+            result = optimize(store)
+        except FitError as exc:
+            return str(exc), "warning"
+    losses = f"log loss {result.fitted_loss:.4f} fitted vs {result.current_loss:.4f} in use"
+    if result.kept:
+        return f"Kept the fitted parameters ({losses}); your cards were rescheduled with them.", "information"
+    return f"Kept the parameters in use: the fit predicts you no better ({losses}).", "information"
