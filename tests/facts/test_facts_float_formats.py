@@ -1,7 +1,32 @@
-"""Facts taught by questions/float-formats.yaml, checked against torch.finfo and real casts."""
+"""Facts taught by questions/float-formats.yaml, checked against torch.finfo and real casts.
+
+Each verified single or multi question's test settles every choice (`# choice N` beside the
+assertion, N its index in the file) and then checks that the file's key is exactly the set of
+choices found true. Numeric questions compute the keyed value themselves. The TF32 switches are
+checked through the flags torch exposes (no GPU is needed to read and set them); that those flags
+route float32 matmuls to TF32 tensor cores rests on the PyTorch "CUDA semantics" notes page.
+"""
+
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "float-formats.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def cast(value: float, dtype: torch.dtype) -> float:
@@ -43,24 +68,35 @@ def test_layouts_ranges_and_precision():
 @pytest.mark.verifies("fmt-fp16-max")
 def test_fp16_max():
     assert torch.finfo(torch.float16).max == 65504.0 == (2 - 2.0**-10) * 2.0**15
+    assert torch.finfo(torch.float16).max == _questions()["fmt-fp16-max"].answer
     assert cast(65504.0, torch.float16) == 65504.0
 
 
 @pytest.mark.verifies("fmt-fp16-overflow-boundary")
 def test_fp16_overflow_boundary():
-    assert cast(65504.0, torch.float16) == 65504.0
-    assert cast(65519.0, torch.float16) == 65504.0
-    assert cast(65520.0, torch.float16) == float("inf")
-    assert cast(1e-8, torch.float16) == 0.0
+    assert cast(65504.0, torch.float16) == 65504.0  # choice 0: false
+    assert cast(65519.0, torch.float16) == 65504.0  # choice 1: false
+    assert cast(65520.0, torch.float16) == float("inf")  # choice 2: true
+    assert cast(-65519.0, torch.float16) == -65504.0  # choice 3: false
+    assert cast(1e-8, torch.float16) == 0.0  # choice 4: false, underflow, not overflow
+    assert _right("fmt-fp16-overflow-boundary") == {2}
 
 
 @pytest.mark.verifies("fmt-bf16-no-loss-scaling")
 def test_bf16_keeps_tiny_gradients_that_fp16_loses():
+    # choice 1: true. float32's exponent: tiny gradients survive bfloat16, not float16
     assert torch.finfo(torch.bfloat16).tiny == torch.finfo(torch.float32).tiny
     assert cast(1e-20, torch.float16) == 0.0
     assert cast(1e-20, torch.bfloat16) == pytest.approx(1e-20, rel=2.0**-8)
+    assert torch.finfo(torch.float16).tiny == pytest.approx(6.1e-5, rel=1e-2)
     # float16 loses gradients below ~3e-8 entirely
     assert cast(2.9e-8, torch.float16) == 0.0
+    # choice 0: false. bfloat16 has fewer mantissa bits than float16
+    assert torch.finfo(torch.bfloat16).eps == 2.0**-7 > torch.finfo(torch.float16).eps == 2.0**-10
+    # choice 2: false. Both casts round to nearest; 3/4 of a step rounds up in each
+    assert cast(1 + 0.75 * 2.0**-10, torch.float16) == 1 + 2.0**-10
+    assert cast(1 + 0.75 * 2.0**-7, torch.bfloat16) == 1 + 2.0**-7
+    # choice 3: false (below). Autocast keeps parameters (and so their grads) float32 for either dtype
     # autocast keeps parameters (and so their grads) float32 for either dtype
     lin = torch.nn.Linear(4, 4)
     for dtype in (torch.float16, torch.bfloat16):
@@ -70,26 +106,28 @@ def test_bf16_keeps_tiny_gradients_that_fp16_loses():
         assert out.dtype == dtype
         out.float().sum().backward()
         assert lin.weight.grad.dtype == torch.float32
+    assert _right("fmt-bf16-no-loss-scaling") == {1}
 
 
 @pytest.mark.verifies("fmt-tf32-switches")
 def test_tf32_switches(restore_tf32_flags):
     torch.set_float32_matmul_precision("highest")
-    assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.backends.cuda.matmul.allow_tf32 is False  # choice 3: false, "highest" turns TF32 off
     torch.set_float32_matmul_precision("high")
-    assert torch.backends.cuda.matmul.allow_tf32 is True
+    assert torch.backends.cuda.matmul.allow_tf32 is True  # choice 1: true
     torch.set_float32_matmul_precision("highest")
     torch.backends.cuda.matmul.allow_tf32 = True
-    assert torch.get_float32_matmul_precision() == "high"
+    assert torch.get_float32_matmul_precision() == "high"  # choice 4: true, the same switch
     torch.backends.cuda.matmul.allow_tf32 = False
-    # the cuDNN flag is a separate switch (convolutions) and does not touch matmuls
+    # choice 0: false. The cuDNN flag is a separate switch (convolutions) and does not touch matmuls
     torch.backends.cudnn.allow_tf32 = True
     assert torch.backends.cuda.matmul.allow_tf32 is False
     assert torch.get_float32_matmul_precision() == "highest"
-    assert not hasattr(torch, "tf32")
-    # bf16 autocast runs the matmul in bfloat16, not in float32-with-TF32
+    assert not hasattr(torch, "tf32")  # choice 2: false, no such dtype
+    # choice 5: false. bf16 autocast runs the matmul in bfloat16, not in float32-with-TF32
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert (torch.randn(2, 2) @ torch.randn(2, 2)).dtype == torch.bfloat16
+    assert _right("fmt-tf32-switches") == {1, 4}
 
 
 @pytest.mark.verifies("fmt-fp8-card")
@@ -106,12 +144,13 @@ def test_fp8_formats():
 
 @pytest.mark.verifies("fmt-rounding-examples")
 def test_rounding_examples():
-    assert torch.tensor(1234.567, dtype=torch.float16).item() == 1235.0
-    assert torch.tensor(1234.567, dtype=torch.bfloat16).item() == 1232.0
-    assert torch.tensor(257.0, dtype=torch.bfloat16).item() == 256.0
-    assert torch.tensor(2049.0, dtype=torch.float16).item() == 2048.0
-    assert torch.tensor(0.1, dtype=torch.float16).item() == 0.0999755859375
-    assert (torch.tensor(1.0, dtype=torch.bfloat16) + 0.001).item() == 1.0
+    assert torch.tensor(2049.0, dtype=torch.float16).item() == 2048.0  # choice 0: false
+    assert torch.tensor(1234.567, dtype=torch.float16).item() == 1235.0  # choice 1: true
+    assert torch.tensor(1234.567, dtype=torch.bfloat16).item() == 1232.0  # choice 2: false, not 1234
+    assert torch.tensor(257.0, dtype=torch.bfloat16).item() == 256.0  # choice 3: true
+    assert torch.tensor(0.1, dtype=torch.float16).item() == 0.0999755859375  # choice 4: false
+    assert (torch.tensor(1.0, dtype=torch.bfloat16) + 0.001).item() == 1.0  # choice 5: true
+    assert _right("fmt-rounding-examples") == {1, 3, 5}
 
 
 @pytest.mark.verifies("fmt-fp16-counter-stalls")
@@ -120,7 +159,7 @@ def test_fp16_counter_stalls_at_2048():
     for _ in range(5000):
         c = c + 1
     assert c.dtype == torch.float16
-    assert c.item() == 2048.0
+    assert c.item() == 2048.0 == _questions()["fmt-fp16-counter-stalls"].answer
     b = torch.tensor(0.0, dtype=torch.bfloat16)
     for _ in range(300):
         b = b + 1
@@ -130,8 +169,10 @@ def test_fp16_counter_stalls_at_2048():
 @pytest.mark.verifies("fmt-fp16-subnormal-gradient")
 def test_fp16_subnormal_gradient():
     got = cast(1e-7, torch.float16)
-    assert got == 2 * 2.0**-24
+    assert got == 2 * 2.0**-24  # choice 3: true
     assert got == pytest.approx(1.19e-7, rel=2e-3)
-    assert (got - 1e-7) / 1e-7 == pytest.approx(0.19, abs=0.01)
-    assert got < torch.finfo(torch.float16).tiny
+    assert (got - 1e-7) / 1e-7 == pytest.approx(0.19, abs=0.01)  # choice 1: false, 19% off, not 3 digits
+    assert got != 0.0  # choice 0: false, no underflow to zero
+    assert got < torch.finfo(torch.float16).tiny  # choice 2: false, not clamped to 6.1e-5
     assert cast(2.0**-25, torch.float16) == 0.0
+    assert _right("fmt-fp16-subnormal-gradient") == {3}
