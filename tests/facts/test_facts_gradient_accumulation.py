@@ -1,13 +1,35 @@
-"""Facts of questions/gradient-accumulation.yaml, checked by running torch on tiny models."""
+"""Facts of questions/gradient-accumulation.yaml, checked by running torch on tiny models.
+
+Each verified single or multi question's test settles every choice (`# choice N` beside the
+assertion, N its index in the file) and then checks that the file's key is exactly the set of
+choices found true. Numeric questions compute the keyed value themselves.
+"""
 
 from __future__ import annotations
 
 import copy
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "gradient-accumulation.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _questions()[qid].answer
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _data(n: int, d_in: int = 6, seed: int = 0):
@@ -53,7 +75,13 @@ def test_without_division_the_gradient_is_k_times_too_large():
     full = _full_batch_grads(model, x, y)
     assert _rel_err(_accumulated_grads(model, x, y, 4), full) < 1e-6
     undivided = _accumulated_grads(model, x, y, 4, divide=False)
-    assert torch.allclose(undivided, 4 * full, rtol=1e-5, atol=1e-7)
+    assert torch.allclose(undivided, 4 * full, rtol=1e-5, atol=1e-7)  # choice 0: true
+    assert not torch.allclose(undivided, full, rtol=0.5)  # choice 1: false, no averaging across calls
+    assert not torch.allclose(undivided, full / 4, rtol=0.5)  # choice 3: false
+    model.zero_grad(set_to_none=True)
+    F.mse_loss(model(x[12:]), y[12:]).backward()
+    assert not torch.allclose(undivided, _grads(model), rtol=0.5)  # choice 2: false, nothing is overwritten
+    assert _right("accum-divide-by-k") == {0}
 
 
 @pytest.mark.verifies("accum-zero-grad-placement")
@@ -61,19 +89,38 @@ def test_zero_grad_inside_the_group_keeps_only_the_last_micro_batch():
     model = _mlp()
     x, y = _data(16)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    full = _full_batch_grads(model, x, y)
     for xb, yb in zip(x.chunk(4), y.chunk(4)):
         opt.zero_grad()
         (F.mse_loss(model(xb), yb) / 4).backward()
     kept = _grads(model).clone()
     model.zero_grad()
     (F.mse_loss(model(x[12:]), y[12:]) / 4).backward()
-    assert torch.equal(kept, _grads(model))
-    # optimizer.step() reads .grad but never clears it
+    assert torch.equal(kept, _grads(model))  # choice 0: false, only the last micro-batch is left
+    assert _rel_err(kept, full) > 0.1
+    # choice 1: false. optimizer.step() reads .grad but never clears it
     opt.step()
     assert torch.equal(_grads(model), kept)
     # torch 2.x: zero_grad() defaults to set_to_none=True
     opt.zero_grad()
     assert all(p.grad is None for p in model.parameters())
+
+    # choice 2: true. Zeroing once per step gives each step exactly its own group's gradient
+    x2, y2 = _data(16, seed=1)
+    steps = []
+    for xs, ys in ((x, y), (x2, y2)):
+        for xb, yb in zip(xs.chunk(4), ys.chunk(4)):
+            (F.mse_loss(model(xb), yb) / 4).backward()
+        steps.append(_grads(model).clone())
+        opt.zero_grad()
+    assert _rel_err(steps[1], _full_batch_grads(model, x2, y2)) < 1e-5
+    # choice 3: false. Without zeroing between groups the second step also carries the first group's
+    opt.zero_grad()
+    for xs, ys in ((x, y), (x2, y2)):
+        for xb, yb in zip(xs.chunk(4), ys.chunk(4)):
+            (F.mse_loss(model(xb), yb) / 4).backward()
+    assert torch.allclose(_grads(model), steps[0] + steps[1], rtol=1e-5, atol=1e-7)
+    assert _right("accum-zero-grad-placement") == {2}
 
 
 def _one_step(model, x, y, opt_cls, k: int | None, clip: float | None = None, order=None):
@@ -95,14 +142,21 @@ def _one_step(model, x, y, opt_cls, k: int | None, clip: float | None = None, or
 @pytest.mark.verifies("accum-exactness-conditions")
 def test_what_breaks_exactness_and_what_does_not():
     x, y = _data(16)
-    # BatchNorm in train mode: micro-batch statistics change the gradient.
+    # choice 2: true. BatchNorm in train mode: micro-batch statistics change the gradient.
     bn = _mlp(nn.BatchNorm1d)
     assert _rel_err(_accumulated_grads(bn, x, y, 4), _full_batch_grads(bn, x, y)) > 1e-2
-    # LayerNorm is per sample: exact.
+    # choice 1: false. LayerNorm is per sample: exact.
     ln = _mlp(nn.LayerNorm)
     assert _rel_err(_accumulated_grads(ln, x, y, 4), _full_batch_grads(ln, x, y)) < 1e-5
-    # AdamW, clipping of the accumulated gradient and a different order: same update.
+    # choices 0, 3 and 4: false, each alone and all together: AdamW, clipping the accumulated
+    # gradient, a different order give the same update.
     plain = _mlp()
+    assert torch.allclose(_one_step(plain, x, y, torch.optim.AdamW, None),
+                          _one_step(plain, x, y, torch.optim.AdamW, 4), rtol=0, atol=1e-6)  # choice 0
+    assert torch.allclose(_one_step(plain, x, y, torch.optim.SGD, None, clip=0.1),
+                          _one_step(plain, x, y, torch.optim.SGD, 4, clip=0.1), rtol=0, atol=1e-6)  # choice 3
+    assert torch.allclose(_one_step(plain, x, y, torch.optim.SGD, None),
+                          _one_step(plain, x, y, torch.optim.SGD, 4, order=[2, 0, 3, 1]), rtol=0, atol=1e-6)  # choice 4
     big = _one_step(plain, x, y, torch.optim.AdamW, None, clip=0.1)
     acc = _one_step(plain, x, y, torch.optim.AdamW, 4, clip=0.1, order=[2, 0, 3, 1])
     assert torch.allclose(big, acc, rtol=0, atol=1e-6)
@@ -115,7 +169,8 @@ def test_what_breaks_exactness_and_what_does_not():
     logits.grad = None
     for sl in (slice(0, 2), slice(2, 10)):
         (F.cross_entropy(logits[sl], labels[sl]) / 2).backward()
-    assert _rel_err(logits.grad, right) > 0.3
+    assert _rel_err(logits.grad, right) > 0.3  # choice 5: true
+    assert _right("accum-exactness-conditions") == {2, 5}
 
 
 @pytest.mark.verifies("accum-unequal-fix")
@@ -134,17 +189,20 @@ def test_unequal_micro_batches_need_n_i_over_n():
 
     by_share = run(lambda xb, yb: F.mse_loss(model(xb), yb) * len(xb) / 104)
     by_sum = run(lambda xb, yb: F.mse_loss(model(xb), yb, reduction="sum") / 104)
+    by_sum_over_k = run(lambda xb, yb: F.mse_loss(model(xb), yb, reduction="sum") / 4)
     by_k = run(lambda xb, yb: F.mse_loss(model(xb), yb) / 4)
     by_n = run(lambda xb, yb: F.mse_loss(model(xb), yb) / len(xb))
-    assert _rel_err(by_share, full) < 1e-5
-    assert _rel_err(by_sum, full) < 1e-5
-    assert _rel_err(by_k, full) > 1e-2
-    assert _rel_err(by_n, full) > 0.5
-    # dropping the last micro-batch gives the gradient of the other 96 samples, not of 104
+    assert _rel_err(by_share, full) < 1e-5  # choice 4: true
+    assert _rel_err(by_sum, full) < 1e-5  # the sum over the group's total, as the explanation says
+    assert torch.allclose(by_sum_over_k, 26 * full, rtol=1e-4, atol=1e-6)  # choice 1: false, 104 / 4 = 26 times
+    assert _rel_err(by_k, full) > 1e-2  # choice 0: false
+    assert _rel_err(by_n, full) > 0.5  # choice 2: false
+    # choice 3: false. Dropping the last micro-batch gives the gradient of the other 96 samples, not of 104
     model.zero_grad(set_to_none=True)
     for xb, yb in parts[:3]:
-        (F.mse_loss(model(xb), yb) / 3).backward()
+        (F.mse_loss(model(xb), yb) / 4).backward()
     assert _rel_err(_grads(model), full) > 1e-2
+    assert _right("accum-unequal-fix") == {4}
 
 
 @pytest.mark.verifies("accum-unequal-error")
@@ -153,7 +211,7 @@ def test_scalar_example_of_dividing_by_k():
     groups = [torch.tensor([1.0, 2.0, 3.0]), torch.tensor([6.0])]
     for xs in groups:
         ((w * xs).mean() / 2).backward()
-    assert w.grad.item() == 4.0
+    assert w.grad.item() == _questions()["accum-unequal-error"].answer
     w.grad = None
     for xs in groups:
         ((w * xs).mean() * len(xs) / 4).backward()
@@ -185,7 +243,7 @@ def test_per_micro_batch_token_mean_overweights_short_micro_batches():
     # The gradient of one token's CE is weight * (softmax - onehot): compare the weights.
     ratio_a = wrong_a[:2].norm() / right_a[:2].norm()
     ratio_b = wrong_b.norm() / right_b.norm()
-    assert ratio_a.item() == pytest.approx(2.5, rel=1e-5)
+    assert ratio_a.item() == pytest.approx(_questions()["accum-token-normalisation"].answer, rel=1e-5)
     assert ratio_b.item() == pytest.approx(0.625, rel=1e-5)
     assert torch.count_nonzero(wrong_a[2:]) == 0  # padding contributes nothing
 
@@ -208,7 +266,31 @@ def test_clip_the_accumulated_gradient_once():
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.2)
     per_micro = _grads(model)
     assert per_micro.norm().item() <= 0.2 + 1e-5
-    assert _rel_err(per_micro, clipped_once) > 1e-2
+    assert _rel_err(per_micro, clipped_once) > 1e-2  # choice 0: false, a different direction
+    # choice 1: true (above): once after the last backward equals clipping the big batch
+
+    # choice 2: false. Clipping before each backward leaves the last gradient unclipped
+    model.zero_grad(set_to_none=True)
+    for xb, yb in zip(x.chunk(4), y.chunk(4)):
+        if any(p.grad is not None for p in model.parameters()):
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.2)
+        (F.mse_loss(model(xb), yb) / 4).backward()
+    assert _rel_err(_grads(model), clipped_once) > 1e-2
+
+    # choice 3: false. Clipping after the step is too late: the update used the unclipped gradient
+    def step_with(clip_before: bool):
+        m = copy.deepcopy(model)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        _accumulated_grads(m, x, y, 4)
+        if clip_before:
+            torch.nn.utils.clip_grad_norm_(m.parameters(), 0.2)
+        opt.step()
+        if not clip_before:
+            torch.nn.utils.clip_grad_norm_(m.parameters(), 0.2)
+        return torch.cat([p.detach().reshape(-1) for p in m.parameters()])
+
+    assert not torch.allclose(step_with(clip_before=False), step_with(clip_before=True), atol=1e-4)
+    assert _right("accum-clip-where") == {1}
 
 
 @pytest.mark.verifies("accum-order-amp", "accum-gradscaler")
