@@ -145,6 +145,19 @@ def test_fp16_exp_overflows_above_11():
 @pytest.mark.verifies("nan-logsumexp-order")
 def test_stable_logsumexp_steps():
     x = torch.tensor([1000.0, 1000.0])
+    # run the file's steps in the keyed order: each one uses only the results of earlier ones
+    steps = [item.strip("`") for item in _questions()["nan-logsumexp-order"].items]
+    scope = {"torch": torch, "x": x}
+    for step in steps:
+        exec(step, scope)
+    assert scope["result"].item() == pytest.approx(torch.logsumexp(x, 0).item(), abs=1e-4)
+    # any other order fails: some step would use a name that is not defined yet
+    for i in range(len(steps) - 1):
+        swapped = steps[:i] + [steps[i + 1], steps[i]] + steps[i + 2:]
+        with pytest.raises(NameError):
+            scope = {"torch": torch, "x": x}
+            for step in swapped:
+                exec(step, scope)
     m = x.max()
     shifted = x - m
     e = torch.exp(shifted)

@@ -323,6 +323,11 @@ def test_grad_scaler_with_accumulation():
     for p, q in zip(model.parameters(), ref.parameters()):
         assert torch.allclose(p, q, rtol=0, atol=1e-7)
 
+    # the file's keyed order is the order this test ran them in
+    markers = ["autocast", "scaler.scale(", "unscale_", "clip_grad_norm_", "scaler.step", "scaler.update"]
+    items = _questions()["accum-order-amp"].items
+    assert [next(i for i, item in enumerate(items) if m in item) for m in markers] == list(range(len(markers)))
+
     # An inf in one micro-batch of the group skips the whole step and halves the scale.
     before = [p.detach().clone() for p in model.parameters()]
     opt.zero_grad()
