@@ -156,6 +156,32 @@ def grade(file: Path, exercise: str | None, device: str, as_json: bool, events: 
 
 
 @cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--exercise", "exercise", metavar="ID", help="Which exercise FILE solves (default: its marker comment).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="auto: CUDA when available, else CPU.")
+@click.option("--json-lines", "json_lines", is_flag=True, help="Print one JSON object (schema 1) per grade, a line each.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, metavar="S", callback=_check_timeout,
+              help="Wall-clock limit for each grade, in seconds (1 to 86400).")
+def watch(file: Path, exercise: str | None, device: str, json_lines: bool, timeout: float) -> None:
+    """Grade FILE, then again after every save, until Ctrl+C."""
+    from quizapp.commands.watch import run
+
+    sys.exit(run(file, exercise, device, json_lines, timeout))
+
+
+@cli.command()
+@click.argument("exercise_id", metavar="ID")
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--yes", is_flag=True, help="Do not ask before replacing the file.")
+def reset(exercise_id: str, path: Path | None, yes: bool) -> None:
+    """Put the starter file of exercise ID back at PATH (default ./ID.py); your progress is kept."""
+    from quizapp.commands.reset import run
+
+    sys.exit(run(exercise_id, path, yes))
+
+
+@cli.command()
 @click.argument("exercise_id", metavar="ID")
 @click.argument("number", required=False, type=int)
 def hint(exercise_id: str, number: int | None) -> None:

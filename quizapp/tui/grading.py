@@ -1,8 +1,11 @@
-"""The TUI's side of grading: run `quizapp grade --events` in a child process and turn its lines into messages.
+"""The TUI's side of grading: turn a grader's events into messages, from one of two graders.
 
-The grader prints one JSON object per line: a `start` event, a `check` event as each check
-finishes, and a final `report`. Anything else on stdout is ignored. The child runs in a process
-group of its own, so cancelling kills it and whatever it started.
+The warm grader (the app's own): `quizapp.grading.runner` in a thread of this process, with the
+shared zygote forking each grade's child; torch lives in the zygote, never in the TUI. A command
+(tests, custom set-ups): `quizapp grade --events` in a child process, which prints one JSON object
+per line: a `start` event, a `check` event as each check finishes, and a final `report`. Anything
+else on stdout is ignored. Either way the solution runs in a process group of its own, so
+cancelling kills it and whatever it started.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +76,13 @@ class GradeFailed(Message):
     reason: str
 
 
+@dataclass
+class GradeNotSaved(Message):
+    """The grade was shown but could not be written to the progress store."""
+
+    reason: str
+
+
 def parse_event(line: bytes | str) -> dict | None:
     """The event on one line of the grader's stdout, or None for anything that is not one."""
     if isinstance(line, bytes):
@@ -102,6 +113,53 @@ def event_message(event: dict) -> Message | None:
     if kind == "report" and isinstance(event.get("report"), dict):
         return GradeFinished(event["report"])
     return None
+
+
+async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object], *, device: str = "auto") -> None:
+    """Grade with the shared warm grader and post a message per event; records the grade in the store.
+
+    Cancelling (a new grade, the cancel key, leaving the app) stops the solution's process group
+    before this returns.
+    """
+    from quizapp.commands.grade import record
+    from quizapp.grading import warm
+    from quizapp.grading.runner import grade
+
+    cancel = threading.Event()
+
+    def forward(event: dict) -> None:
+        message = event_message(event)
+        if message is not None:
+            post(message)
+
+    def work():
+        report = grade(path, exercise.folder, exercise_id=exercise.id, device=device, on_event=forward,
+                       cancel=cancel, warm=warm.shared())
+        if cancel.is_set():
+            return report, None
+        return report, record(report, path)  # before the report is posted: the screen reads it back
+
+    running = asyncio.get_running_loop().run_in_executor(None, work)
+    try:
+        report, not_saved = await asyncio.shield(running)
+    except asyncio.CancelledError:
+        cancel.set()
+        with contextlib.suppress(Exception):
+            await running  # the runner kills the group within a poll
+        raise
+    if report.status == "usage":
+        post(GradeFailed(report.message or "The grader could not run."))
+        return
+    post(GradeFinished(report.to_json()))
+    if not_saved is not None:
+        post(GradeNotSaved(not_saved))
+
+
+def start_warm_grader() -> None:
+    """Start the zygote now, so that the first grade finds torch imported."""
+    from quizapp.grading import warm
+
+    warm.shared().start()
 
 
 async def run_grader(command: list[str], post: Callable[[Message], object], *, cwd: Path | None = None) -> None:

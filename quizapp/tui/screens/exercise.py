@@ -1,10 +1,17 @@
-"""One exercise: the statement and hints, your file, grading with live results, the reference after a pass."""
+"""One exercise: the statement and hints, your file, grading with live results, the reference after a pass.
+
+Grading uses the app's warm grader (or the grader command a test or set-up gives). While the
+screen is open, saving your file (here or in an outside editor) grades it again once you have
+graded it; a grade started while another runs replaces it.
+"""
 
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.syntax import Syntax
@@ -12,17 +19,28 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
+from textual.message import Message
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from quizapp.catalog import Exercise
+from quizapp.commands.watch import change_summary, file_state
 from quizapp.tui.context import StudyContext
-from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted, grade_command, run_grader
+from quizapp.tui.grading import (CheckFinished, GradeFailed, GradeFinished, GradeNotSaved, GradeStarted,
+                                 default_grader_cmd, grade_command, run_grader, run_warm_grader, start_warm_grader)
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.widgets.bars import stars
 from quizapp.tui.widgets.results import GradeResults
+
+
+SAVE_QUIET_MS = 50  # a save is graded once the folder has been quiet this long
+
+
+@dataclass
+class FileSaved(Message):
+    path: Path
 
 
 class ExerciseScreen(Screen):
@@ -30,6 +48,7 @@ class ExerciseScreen(Screen):
         Binding("g", "grade", "Grade", id="grade", tooltip="Run the grader on your file"),
         Binding("x", "cancel", "Cancel grading", id="cancel", tooltip="Stop the grader"),
         Binding("c", "create", "Create", id="create", tooltip="Write the starter file (asks before overwriting)"),
+        Binding("R", "reset", "Reset", id="reset", tooltip="Put the starter file back (asks first; progress is kept)"),
         Binding("i", "edit_here", "Edit", id="edit", tooltip="Edit your file here, with Python highlighting"),
         Binding("e", "editor", "$EDITOR", id="editor", tooltip="Open your file in $VISUAL or $EDITOR"),
         Binding("h", "hint", "Hint", id="hint", tooltip="Show the next hint"),
@@ -46,6 +65,12 @@ class ExerciseScreen(Screen):
         self.hints_shown = 0
         self.grading = False
         self.passed_now = False
+        self.grade_token: object | None = None  # the running grade's; messages of older ones are dropped
+        self.graded_state: tuple | None = None  # the file as last graded here: a save that changes it regrades
+        self.last_statuses: dict[str, str] | None = None
+        self.watched: Path | None = None
+        self.grade_worker: Worker | None = None
+        self.watch_stop: threading.Event | None = None
 
     @property
     def path(self) -> Path:
@@ -78,7 +103,14 @@ class ExerciseScreen(Screen):
                     yield Static(id="reference")
         yield Footer(compact=True)
 
+    @property
+    def warm(self) -> bool:
+        """The app's own grader is the warm one; a custom grader command is run as given."""
+        return self.context.grader_cmd == default_grader_cmd()
+
     def on_mount(self) -> None:
+        if self.warm:
+            start_warm_grader()  # torch loads in the zygote while the learner reads the statement
         self.refresh_file_line()
 
     def on_screen_resume(self) -> None:
@@ -95,12 +127,13 @@ class ExerciseScreen(Screen):
                         style="green" if last.status == "pass" else "yellow")
         self.query_one("#file-line", Static).update(line)
         self.refresh_bindings()
+        self.watch_path()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
             return self.grading
-        if action == "grade":
-            return not self.grading
+        if action == "reset":
+            return True if self.path.is_file() else None
         if action == "hint":
             return self.hints_shown < len(self.exercise.hints) or None
         if action == "solution":
@@ -210,53 +243,158 @@ class ExerciseScreen(Screen):
             self.notify(f"Could not run {editor}: {exc.strerror or exc}", severity="error")
         self.refresh_file_line()
 
+    def action_reset(self) -> None:
+        if not self.path.is_file():
+            return
+        try:
+            same = self.path.read_bytes() == self.exercise.starter.read_bytes()
+        except OSError:
+            same = False
+        if same:
+            self.notify(f"{self.label} is already the starter file.")
+            return
+        self.app.push_screen(
+            ConfirmScreen(f"Put the starter file back in {self.label}? Your code in it would be lost; "
+                          "your grades and progress are kept.", "Reset", "Keep mine"),
+            lambda reset: self.reset_to_starter() if reset else None)
+
+    def reset_to_starter(self) -> None:
+        self.write_starter(self.path)
+        if self.graded_state is not None:
+            # The starter is not graded by itself (it would only add a failed attempt); the next save is.
+            self.graded_state = file_state(self.path)
+
     # -- grading ----------------------------------------------------------------------------
 
     def action_grade(self) -> None:
-        if self.grading or not self._need_file():
+        if not self._need_file():
             return
         self.grading = True
+        self.graded_state = file_state(self.path)
         self.results.begin(self.label)
         self.action_tab("results")
         self.refresh_bindings()
-        self.grade(grade_command(self.context.grader_cmd, self.path, self.exercise.id))
+        token = self.grade_token = object()
+
+        def post(message) -> None:
+            message.grade_token = token  # read on arrival: a newer grade may have started meanwhile
+            self.post_message(message)
+
+        if self.warm:
+            self.grade_worker = self.grade_warm(post)
+        else:
+            self.grade_worker = self.grade(grade_command(self.context.grader_cmd, self.path, self.exercise.id), post)
+
+    def current(self, message) -> bool:
+        return getattr(message, "grade_token", None) is self.grade_token
 
     @property
     def results(self) -> GradeResults:
         return self.query_one("#grade-results", GradeResults)
 
+    # exclusive: starting a grade cancels the one running, which stops its process group
     @work(exclusive=True, group="grade", exit_on_error=False)
-    async def grade(self, command: list[str]) -> None:
-        await run_grader(command, self.post_message, cwd=self.context.work_dir)
+    async def grade(self, command: list[str], post) -> None:
+        await run_grader(command, post, cwd=self.context.work_dir)
+
+    @work(exclusive=True, group="grade", exit_on_error=False)
+    async def grade_warm(self, post) -> None:
+        await run_warm_grader(self.path, self.exercise, post)
 
     def action_cancel(self) -> None:
         self.workers.cancel_group(self, "grade")
 
     @on(GradeStarted)
     def _started(self, message: GradeStarted) -> None:
-        self.results.started(message.device, message.torch, message.checks)
+        if self.current(message):
+            self.results.started(message.device, message.torch, message.checks)
 
     @on(CheckFinished)
     def _check(self, message: CheckFinished) -> None:
-        self.results.check_done(message.check)
+        if self.current(message):
+            self.results.check_done(message.check)
 
     @on(GradeFinished)
     def _finished(self, message: GradeFinished) -> None:
-        self.results.finished(message.report)
-        if message.report.get("status") == "pass":
+        if not self.current(message):
+            return
+        report = message.report
+        self.results.finished(report)
+        statuses = {str(c.get("id")): str(c.get("status")) for c in report.get("checks") or () if isinstance(c, dict)}
+        change = change_summary(self.last_statuses, statuses) if self.last_statuses is not None else ""
+        self.last_statuses = statuses
+        if report.get("status") == "pass":
             self.passed_now = True
             self.notify("Every check passed. Press v to compare with the reference solution.", title="Passed")
+        elif change:
+            self.notify(change, title="Since the last grade")
 
     @on(GradeFailed)
     def _failed(self, message: GradeFailed) -> None:
-        self.results.failed(message.reason)
+        if self.current(message):
+            self.results.failed(message.reason)
+
+    @on(GradeNotSaved)
+    def _not_saved(self, message: GradeNotSaved) -> None:
+        self.notify(f"The grade was not saved: {message.reason}", severity="error")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "grade" or not event.worker.is_finished:
             return
+        if event.worker is not self.grade_worker:
+            return  # an older grade that a newer one replaced: the newer one owns the pane
         if event.state == WorkerState.CANCELLED:
             self.results.cancelled()
         elif event.state == WorkerState.ERROR:
             self.results.failed(f"Grading failed inside quizapp: {event.worker.error}")
         self.grading = False
         self.refresh_file_line()  # the grader recorded the grade in the store
+
+    # -- regrade on save --------------------------------------------------------------------
+
+    def watch_path(self) -> None:
+        """Watch the folder of the file this screen shows (again when the file changed).
+
+        A thread, not a worker: it lives as long as the screen, and workers are what finishes.
+        """
+        path = self.path
+        if path == self.watched or not path.parent.is_dir():
+            return
+        self.stop_watching()
+        self.watched = path
+        self.watch_stop = threading.Event()
+        threading.Thread(target=self._watch_saves, args=(path, self.watch_stop), daemon=True,
+                         name=f"watch {path.name}").start()
+
+    def _watch_saves(self, path: Path, stop: threading.Event) -> None:
+        import watchfiles
+
+        # The folder, not the file: editors that save atomically rename a new file over the old one.
+        try:
+            for _ in watchfiles.watch(path.parent, watch_filter=lambda _c, p: os.path.basename(p) == path.name,
+                                      step=SAVE_QUIET_MS, stop_event=stop, recursive=False, raise_interrupt=False):
+                self.post_message(FileSaved(path))
+        except Exception:  # noqa: BLE001 - the folder went away: saves are no longer seen, grading still works
+            return
+
+    def stop_watching(self) -> None:
+        if self.watch_stop is not None:
+            self.watch_stop.set()
+        self.watch_stop = None
+        self.watched = None
+
+    def on_unmount(self) -> None:
+        self.stop_watching()
+
+    @on(FileSaved)
+    def _saved(self, message: FileSaved) -> None:
+        self.saved(message.path)
+
+    def saved(self, path: Path) -> None:
+        """Grade again after a save, once this screen has graded the file (as `quizapp watch` does)."""
+        if path != self.path or self.graded_state is None:
+            return
+        state = file_state(path)
+        if state is None or state == self.graded_state:
+            return
+        self.action_grade()
