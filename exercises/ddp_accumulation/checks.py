@@ -136,8 +136,7 @@ def split_groups(events: list[dict]) -> list[list[dict]]:
 # -- shared comparisons ---------------------------------------------------------------------
 
 ADVICE = {
-    "divisible": "with equal sizes each micro-batch's mean loss is weighted 1 / accum_steps (= n_i / N); "
-                 "DDP already averages across ranks, so do not divide by the world size",
+    "divisible": "with equal sizes each micro-batch's mean loss is weighted 1 / accum_steps (= n_i / N)",
     "trailing": "the trailing group's micro-batches are weighted by that group's own size (1 micro-batch: "
                 "weight 1, not 1 / accum_steps)",
     "short-last": "weight each micro-batch's mean loss by n_i / N, its share of the group's samples "
@@ -162,6 +161,9 @@ def compare_to_single_process(ctx, index: int) -> None:
         err = ((seen - expected).norm() / expected.norm()).item()
         if not err <= GRAD_RTOL:
             ratio = (seen.norm() / expected.norm()).item()
+            if abs(ratio * scn.WORLD - 1) < 1e-3:
+                advice = (f"that is 1 / {scn.WORLD}, one over the world size: DDP already averages the ranks' "
+                          f"gradients, so do not divide the loss by the world size")
             fail(f"{where(index)}: the gradient rank 0 used at optimizer step {j + 1} differs from the "
                  f"single-process gradient over both ranks' micro-batches of that group by {err:.3g} (relative; "
                  f"tolerance {GRAD_RTOL:.0e}); its norm is {ratio:.4g}x the expected {expected.norm().item():.4g}; "

@@ -29,7 +29,8 @@ BUGS = {
     "no_sync_backward_only": {"one-all-reduce-per-group", "no-sync-until-last"},
     "last_inside_no_sync": NUMERIC | {"ranks-identical", "one-all-reduce-per-group", "no-sync-until-last"},
     "first_micro_batch_synced": NUMERIC | {"ranks-identical", "no-sync-until-last"},
-    "divide_by_world_size": NUMERIC,
+    # clipping to a norm below the gradient's hides a uniform scale, so the clip run passes
+    "divide_by_world_size": NUMERIC - {"clip-accumulated"},
     "divide_by_accum_steps": {"trailing-group", "short-last-micro-batch"},
     "drops_trailing_group": {"optimizer-steps", "trailing-group", "short-last-micro-batch", "clip-accumulated"},
     "no_clip": {"clip-accumulated"},
@@ -52,9 +53,14 @@ def test_reference_passes():
 
 
 def test_reference_plots_all_reduces_per_micro_batch():
-    _, report = graded(EXERCISE / "reference.py")
-    check = next(c for c in report["checks"] if c["id"] == "one-all-reduce-per-group")
-    assert check["data"]["curves"]["series"]["yours"] == [0, 0, 1, 0, 0, 1]
+    # The plot's data is not part of --json: ask the runner, as the TUI does.
+    from quizapp.grading.runner import grade
+
+    report = grade(EXERCISE / "reference.py", EXERCISE, exercise_id="ddp_accumulation")
+    check = next(c for c in report.checks if c.id == "one-all-reduce-per-group")
+    assert check.status == "pass", check
+    series = check.data["curves"]["series"]
+    assert series["yours"] == series["reference"] == [0, 0, 1, 0, 0, 1]
 
 
 def test_starter_fails_cleanly():
