@@ -161,6 +161,12 @@ def compare_to_single_process(ctx, index: int) -> None:
         err = ((seen - expected).norm() / expected.norm()).item()
         if not err <= GRAD_RTOL:
             ratio = (seen.norm() / expected.norm()).item()
+            apart = max((rel(torch.tensor(r["step_grads"][j]), seen) for r in ranks[1:]
+                         if j < len(r["step_grads"]) and r["step_grads"][j] is not None), default=0.0)
+            if apart > RANK_RTOL:
+                advice = (f"the ranks stepped with different gradients (rank 1's differs from rank 0's by "
+                          f"{apart:.3g}): the group's accumulated gradient was not all-reduced after its last "
+                          f"micro-batch, which must run outside no_sync")
             if abs(ratio * scn.WORLD - 1) < 1e-3:
                 advice = (f"that is 1 / {scn.WORLD}, one over the world size: DDP already averages the ranks' "
                           f"gradients, so do not divide the loss by the world size")
@@ -243,8 +249,8 @@ def ranks_identical(ctx):
                 if not diff <= RANK_RTOL:
                     fail(f"{where(index)}: after group {j + 1}, rank {rank}'s parameters differ from rank 0's by "
                          f"{diff:.3g} (relative; tolerance {RANK_RTOL:.0e}): the ranks stepped with different "
-                         f"gradients, so that group's gradients were never all-reduced; the last micro-batch of "
-                         f"each group must run outside no_sync")
+                         f"gradients, so the group's accumulated gradient was not all-reduced after its last "
+                         f"micro-batch, which must run outside no_sync")
 
 
 def allreduces_per_micro_batch(events: list[dict]) -> list[int]:
@@ -280,7 +286,7 @@ def one_allreduce_per_group(ctx):
                 seen = sum(int(e.get("bytes", 0)) for e in reduces)
                 why = ("so the ranks never averaged that group's gradients: the last micro-batch ran inside no_sync"
                        if not reduces else
-                       f"{seen} bytes sent instead of {model_bytes}: every micro-batch but the group's last must "
+                       f"{seen} gradient bytes all-reduced instead of {model_bytes}: every micro-batch but the group's last must "
                        f"run forward and backward inside model.no_sync()")
                 fail(f"{where(index)}: group {j + 1} ({forwards} micro-batches) all-reduced gradients "
                      f"{len(reduces)} times on rank 0, expected once; {why}")
@@ -295,22 +301,25 @@ def no_sync_until_last(ctx):
             outer = sum(1 for e in events if e["kind"] == "forward")
             if inner > outer:
                 fail(f"{where(index)}: rank {rank} called the wrapped module directly ({inner - outer} of {inner} "
-                     f"forwards went to model.module, not model): DDP cannot sync what it never sees; call model(x)")
+                     f"forwards went to model.module, bypassing DDP): call model(x), inside model.no_sync() where the sync is to be skipped")
             for j, group in enumerate(split_groups(events)):
                 flags = [bool(e.get("sync")) for e in group if e["kind"] == "forward"]
                 want = [False] * (len(flags) - 1) + [True]
                 if flags != want:
                     shown = ", ".join("sync" if f else "no_sync" for f in flags)
                     expected = ", ".join("sync" if f else "no_sync" for f in want)
-                    if flags and not flags[-1]:
+                    if not any(flags):
                         why = ("the last micro-batch ran inside no_sync, so nothing was all-reduced and each rank "
                                "stepped with only its own gradients")
                     elif all(flags):
                         why = ("DDP decides at forward time whether the backward syncs: run forward and backward "
                                "of every micro-batch but the last inside `with model.no_sync():`")
+                    elif not flags[-1]:
+                        why = ("the last micro-batch ran inside no_sync, so what was accumulated after the last "
+                               "synced backward was never averaged across ranks; sync the last micro-batch only")
                     else:
                         why = ("only the group's last micro-batch may sync: its backward all-reduces the whole "
-                               "accumulated .grad, so the micro-batches after a synced one are never averaged")
+                               "accumulated .grad, so each earlier sync is traffic for nothing")
                     fail(f"{where(index)}: rank {rank}, group {j + 1}: the forwards ran as [{shown}], expected "
                          f"[{expected}]; {why}")
 
