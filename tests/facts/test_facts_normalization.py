@@ -128,7 +128,7 @@ def test_accumulation_does_not_restore_batchnorm_statistics():
     grad_big = torch.cat([p.grad.flatten() for p in big.parameters()])
     grad_small = torch.cat([p.grad.flatten() for p in small.parameters()])
     assert not torch.allclose(grad_big, grad_small, atol=1e-4)  # choice 1
-    assert small[1].num_batches_tracked.item() == 8  # choice 2 (plus the one forward of `big` is on big)
+    assert small[1].num_batches_tracked.item() == 8  # choice 2 is false: 8 updates, not one per step
     hidden = small[0](x[:4]).detach()
     slow = nn.BatchNorm1d(4, momentum=0.1 / 8)
     assert torch.allclose(slow(hidden), nn.BatchNorm1d(4)(hidden))  # choice 3: momentum leaves the train forward alone
