@@ -141,6 +141,7 @@ def test_param_count_all_linear_rank16():
     assert per_layer == 1249280
     assert per_layer * 32 == _questions()["lora-param-count-all-linear"].answer
     assert 0.0059 < 39976960 / 6738415616 < 0.0060  # LLaMA-2-7B has 6,738,415,616 parameters
+    assert per_layer * 32 / (32 * 2 * 8 * (4096 + 4096)) == pytest.approx(9.5, abs=0.05)  # vs q/v at r = 8
 
 
 @pytest.mark.verifies("lora-merge")
