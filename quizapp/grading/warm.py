@@ -92,8 +92,9 @@ class WarmChild:
 class WarmGrader:
     """One zygote, started on first use and again whenever it is gone; thread-safe."""
 
-    def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S):
+    def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S, python: str | None = None):
         self.ready_timeout = ready_timeout
+        self.python = python or sys.executable
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._control: socket.socket | None = None
@@ -114,7 +115,7 @@ class WarmGrader:
             return
         self._discard()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        cmd = [sys.executable, "-m", "quizapp.grading.zygote", "--control", str(theirs.fileno())]
+        cmd = [self.python, "-m", "quizapp.grading.zygote", "--control", str(theirs.fileno())]
         try:
             self._proc = subprocess.Popen(cmd, env=child_env(), pass_fds=[theirs.fileno()], start_new_session=True,
                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -1,5 +1,6 @@
 """Every way a solution can go wrong ends in a clear error or fail: never a pass, never a grader
-traceback, never a leftover process."""
+traceback, never a leftover process. The cases graded in one go run both ways: a cold child
+(`quizapp grade`) and a child forked by the warm grader (tests/grader/test_warm.py has the rest)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gradeutil import EXERCISES, grade_many
+from warmutil import grade_warm_many
 
 MARK = "# quizapp: exercise=amp_training\n"
 SIG = ("def train_with_amp(model, loader, optimizer, loss_fn, epochs, *, device, amp_dtype=torch.float16, "
@@ -44,8 +46,8 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
+@pytest.fixture(scope="module", params=["cold", "warm"])
+def results(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("solutions")
     jobs = {}
     for name, text in CASES.items():
@@ -56,7 +58,7 @@ def results(tmp_path_factory):
     latin = folder / "latin1.py"
     latin.write_bytes(MARK.encode() + "# caf\xe9\nimport torch\n".encode("latin-1"))
     jobs["not_utf8"] = (str(latin),)
-    graded = grade_many(list(jobs.values()))
+    graded = (grade_many if request.param == "cold" else grade_warm_many)(list(jobs.values()))
     return dict(zip(jobs, graded))
 
 
@@ -90,7 +92,9 @@ def test_exception_inside_shows_the_learners_frames(results):
     result = results["raises_inside"]
     assert result.code == 1 and result.report["status"] == "fail"
     message = result.check("returns-losses")["message"]
-    assert message.startswith("ValueError: bad batch shape")
+    # led by the inputs the check gave the solution, then the learner's own error
+    assert message.startswith("with amp_dtype=torch.float16, max_grad_norm=None, device=")
+    assert ": ValueError: bad batch shape" in message.splitlines()[0]
     assert "line 6, in train_with_amp" in message and "line 9, in helper" in message
     assert "quizapp" not in message.split("\n", 1)[1]  # only the learner's frames
 
