@@ -18,6 +18,7 @@ from torch.optim.lr_scheduler import (
     LambdaLR,
     LinearLR,
     OneCycleLR,
+    PolynomialLR,
     SequentialLR,
     StepLR,
 )
@@ -172,9 +173,10 @@ def test_onecycle_defaults():
     assert lrs[peak] == pytest.approx(1.0)
     assert momenta[peak] == pytest.approx(0.85)  # choice 3: false, momentum cycles
     assert lrs[-1] == pytest.approx(1.0 / 25 / 1e4)  # choice 2: true, 4e-6
-    scheduler.step()  # the 100th step lands exactly on total_steps: still allowed
-    with pytest.raises(ValueError):
-        scheduler.step()  # choice 5: false, it raises instead of holding
+    scheduler.step()  # the 100th step lands exactly on total_steps: still allowed...
+    assert _lr(optimizer) == pytest.approx(5.07e-4, rel=1e-2)  # choice 5: false, the lr rises
+    with pytest.raises(ValueError, match="Tried to step 101 times"):
+        scheduler.step()  # choice 5: false, then it raises instead of holding
     assert _right("sched-onecycle") == {0, 1, 2}
 
 
@@ -228,11 +230,23 @@ def test_which_schedules_rise_past_their_end():
     _advance(optimizer, scheduler, 50)
     assert _lr(optimizer) == pytest.approx(0.1)
 
-    # choice 4: false. OneCycleLR refuses to go past total_steps
+    # choice 4: false. PolynomialLR holds the 0 it decayed to
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = PolynomialLR(optimizer, total_iters=10, power=2.0)
+    _advance(optimizer, scheduler, 9)
+    assert _lr(optimizer) == pytest.approx(0.01)
+    _advance(optimizer, scheduler, 41)
+    assert _lr(optimizer) == 0.0
+
+    # the explanation: OneCycleLR's T-th step() sets an lr past the cosine's end, then it raises
     _, optimizer = _sgd(lr=1.0)
     scheduler = OneCycleLR(optimizer, max_lr=1.0, total_steps=10)
+    _advance(optimizer, scheduler, 9)
+    last = _lr(optimizer)
+    _advance(optimizer, scheduler, 1)
+    assert _lr(optimizer) > 1000 * last
     with pytest.raises(ValueError):
-        _advance(optimizer, scheduler, 11)
+        _advance(optimizer, scheduler, 1)
     assert _right("sched-past-total") == {0, 1}
 
 
