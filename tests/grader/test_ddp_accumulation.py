@@ -16,6 +16,10 @@ EXERCISE = ROOT / "exercises" / "ddp_accumulation"
 BUGGY = Path(__file__).resolve().parent / "buggy" / "ddp_accumulation"
 BROKEN = BUGGY / "broken"
 
+# Fifteen grades, each starting 2 ranks: on a loaded 2-core machine the module's set-up alone can
+# pass the suite's default 300 s.
+pytestmark = pytest.mark.timeout(900)
+
 CHECK_IDS = [
     "optimizer-steps", "returns-step-count", "divisible-matches-single-process", "trailing-group",
     "short-last-micro-batch", "ranks-identical", "one-all-reduce-per-group", "no-sync-until-last",
@@ -104,3 +108,30 @@ def test_broken_rank_is_a_clear_error_not_a_hang(name, says):
         assert "internal grader error" not in check["message"] and "Traceback" not in check["message"], check
     first = report["checks"][0]["message"]
     assert says in first, first
+
+
+def test_spawned_ranks_record_the_same_as_forked_ones():
+    """CUDA grades spawn the ranks (a CUDA context does not survive a fork): that path records every
+    run too, here with gloo on the CPU."""
+    import importlib.util
+    import sys
+
+    def load(name, path):
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    scn = load("quizapp_ddp_scenarios", EXERCISE / "scenarios.py")
+    launcher = load("quizapp_ddp_launch", EXERCISE / "launch.py")
+    reference = load("ddp_reference_for_spawn", EXERCISE / "reference.py")
+    keys = [scn.run_key(run) for run in scn.RUNS]
+    result = launcher.launch(EXERCISE, reference, world=2, backend="gloo", devices=["cpu", "cpu"], runs=keys,
+                             fork=False)
+    assert result.stopped is None
+    records = [result.run(i, key) for i, key in enumerate(keys)]
+    for both in records:
+        assert both[0]["step_params"] == both[1]["step_params"]
+        assert [e["kind"] for e in both[0]["events"]].count("allreduce") == len(both[0]["step_params"])
+    assert records[0][0]["returned"] == {"type": "int", "repr": "2", "value": 2}
