@@ -75,6 +75,10 @@ def test_which_ops_save_their_output():
     assert not saves_output(F.gelu)  # choice 2
     assert not saves_output(F.silu)  # choice 3
     assert saves_output(torch.sigmoid)  # choice 4
+    out = F.layer_norm(x, (8,))
+    kept = saved_tensors(lambda t: F.layer_norm(t, (8,)), x)
+    assert any(torch.equal(t, x.detach()) for t in kept)  # choice 5: its input, with mean and 1/std
+    assert not any(t.shape == out.shape and torch.allclose(t, out.detach()) for t in kept)
 
 
 @pytest.mark.verifies("amem-inplace-error")

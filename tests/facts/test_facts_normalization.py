@@ -96,9 +96,10 @@ def test_batchnorm_in_eval_mode():
     bn = nn.BatchNorm1d(4)
     for _ in range(5):
         bn(_randn(16, 4) * 2 + 3)
-    bn.eval()
-    x = _randn(8, 4, seed=3)
     stats = (bn.running_mean.clone(), bn.running_var.clone())
+    bn.eval()
+    assert torch.equal(bn.running_mean, stats[0]) and torch.equal(bn.running_var, stats[1])  # choice 5
+    x = _randn(8, 4, seed=3)
     out = bn(x)
     expected = (x - stats[0]) / torch.sqrt(stats[1] + bn.eps) * bn.weight + bn.bias
     assert torch.allclose(out, expected, atol=1e-6)  # choice 0
@@ -157,6 +158,8 @@ def test_groupnorm_special_cases():
     assert torch.allclose(one_group(x[:1]), one_group(x)[:1], atol=1e-6)  # choice 3
     assert list(one_group.buffers()) == []  # choice 4: no running statistics
     assert torch.equal(one_group.eval()(x), one_group.train()(x))
+    with pytest.raises(ValueError, match="divisible"):  # choice 5: no padding, an error
+        nn.GroupNorm(3, c)
 
 
 @pytest.mark.verifies("norm-eps-small-variance")
