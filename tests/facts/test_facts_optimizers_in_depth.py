@@ -1,9 +1,35 @@
-"""Facts taught by questions/optimizers-in-depth.yaml, checked by running torch's optimizers."""
+"""Facts taught by questions/optimizers-in-depth.yaml, checked by running torch's optimizers.
+
+Each single or multi question's test settles every choice (`# choice N` beside the assertion, N
+its index in the file) and then checks that the file's key is exactly the set found true; each
+numeric question's test compares what torch computes with the file's key.
+"""
 
 import math
+from functools import cache
+from pathlib import Path
 
 import pytest
 import torch
+
+from quizapp.bank import load_bank, pack_files
+
+TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "optimizers-in-depth.yaml"
+
+
+@cache
+def _questions():
+    return load_bank(pack_files([TOPIC_FILE])).questions
+
+
+def _key(qid: str):
+    return _questions()[qid].answer
+
+
+def _right(qid: str) -> set[int]:
+    """The keyed right choices of a single or multi question, as a set of indices."""
+    answer = _key(qid)
+    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def scalar(value: float) -> torch.nn.Parameter:
@@ -39,6 +65,7 @@ def test_adam_keeps_elementwise_moving_averages_of_g_and_g_squared():
     assert not torch.allclose(state["exp_avg"], torch.stack(grads).mean(0))
     # choice 3: built from gradients, not from the parameter values or the updates
     assert not torch.allclose(state["exp_avg_sq"], (p.detach() ** 2) * (1 - beta2 ** 5))
+    assert _right("oid-adam-moments") == {2}
 
 
 @pytest.mark.verifies("oid-v-bias-correction")
@@ -49,7 +76,7 @@ def test_second_moment_bias_correction_at_step_10():
     for _ in range(10):
         step_once(optimizer, [p], [g])
     factor = g * g / optimizer.state[p]["exp_avg_sq"].item()  # what turns v_10 back into g²
-    assert factor == pytest.approx(100.45, rel=1e-3)
+    assert factor == pytest.approx(_key("oid-v-bias-correction"), abs=0.005)  # two decimals
     assert factor == pytest.approx(1 / (1 - 0.999 ** 10), rel=1e-9)
     assert 1 / (1 - 0.9 ** 10) == pytest.approx(1.54, abs=0.005)  # the first moment's, for contrast
 
@@ -62,6 +89,7 @@ def test_adams_first_step_is_lr_whatever_the_gradient_size():
         step_once(torch.optim.Adam([p], lr=1e-3), [p], [g])
         moves[g] = abs(p.item())
     assert moves[5000.0] == pytest.approx(0.001, rel=1e-9)
+    assert moves[5000.0] == pytest.approx(_key("oid-adam-first-step"), rel=1e-6)
     assert moves[0.01] == pytest.approx(0.001 * 0.01 / (0.01 + 1e-8), rel=1e-9)
 
 
@@ -70,7 +98,7 @@ def test_adamw_decays_by_lr_times_weight_decay():
     p = scalar(1.0)
     step_once(torch.optim.AdamW([p], lr=0.1, weight_decay=0.5), [p], [0.0])
     assert p.item() == pytest.approx(1.0 * (1 - 0.1 * 0.5), abs=1e-12)
-    assert p.item() == pytest.approx(0.95, abs=1e-4)
+    assert p.item() == pytest.approx(_key("oid-adamw-zero-grad-step"), abs=1e-12)
 
 
 @pytest.mark.verifies("oid-adam-l2-normalised")
@@ -85,6 +113,7 @@ def test_adams_l2_decay_is_normalised_to_about_lr():
     q = scalar(1.0)
     step_once(torch.optim.Adam([q], lr=0.1, weight_decay=50.0), [q], [0.0])
     assert q.item() == pytest.approx(p.item(), abs=1e-6)
+    assert _right("oid-adam-l2-normalised") == {3}
 
 
 @pytest.mark.verifies("oid-adamw-default-decay")
@@ -95,6 +124,7 @@ def test_default_weight_decays():
     assert adamw == 0.01  # choice 3
     assert adam == 0  # choice 3's contrast, and choice 1 is false
     assert adamw not in (0.1, 0, 1e-4)  # choices 0, 1, 2
+    assert _right("oid-adamw-default-decay") == {3}
 
 
 def _trajectory(make, steps: int = 6) -> list[float]:
@@ -121,6 +151,7 @@ def test_what_is_and_is_not_adamw():
     assert not same(lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1, amsgrad=True))  # choice 2
     assert same(lambda ps: torch.optim.AdamW(ps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1))  # choice 3
     assert not same(lambda ps: torch.optim.Adam(ps, lr=1e-3 * (1 - 0.1)))  # choice 4
+    assert _right("oid-adamw-equivalents") == {0, 3}
 
 
 @pytest.mark.verifies("oid-adafactor-state")
@@ -132,7 +163,7 @@ def test_adafactor_keeps_a_row_and_a_column_of_second_moments():
     state = optimizer.state[p]
     second_moment = sum(v.numel() for k, v in state.items() if k != "step")
     assert set(state) == {"step", "row_var", "col_var"}  # and no first moment
-    assert second_moment == 15104
+    assert second_moment == 4096 + 11008 == _key("oid-adafactor-state")
     assert 4096 * 11008 == 45_088_768
 
 
@@ -143,7 +174,7 @@ def test_sgd_momentum_keeps_one_buffer_per_parameter():
     p.grad = torch.ones_like(p)
     optimizer.step()
     state_bytes = sum(t.numel() * t.element_size() for t in optimizer.state[p].values() if torch.is_tensor(t))
-    assert state_bytes / p.numel() == 4
+    assert state_bytes / p.numel() == _key("oid-sgd-momentum-bytes")
 
 
 @pytest.mark.verifies("oid-zero-grad-none")
@@ -159,6 +190,7 @@ def test_a_parameter_whose_grad_is_none_is_neither_stepped_nor_decayed():
     # choice 3's "counts as zero" is what a real zero gradient does: the stored moments move it
     step_once(optimizer, [a, b], [1.0, 0.0])
     assert b.item() != before
+    assert _right("oid-zero-grad-none") == {2}
 
 
 @pytest.mark.verifies("oid-adamw-step-order")
@@ -169,6 +201,8 @@ def test_adamw_decays_before_the_adam_step():
     step_first = (2.0 - 0.1 * 1.0) * (1 - 0.1 * 0.5)
     assert p.item() == pytest.approx(decay_first, abs=1e-12)
     assert p.item() != pytest.approx(step_first, abs=1e-6)
+    items = _questions()["oid-adamw-step-order"].items  # the keyed order: decay first, step last
+    assert "weight_decay" in items[0] and items[-1].startswith("Subtract")
 
 
 @pytest.mark.verifies("oid-amsgrad")
@@ -203,6 +237,20 @@ def test_amsgrad_divides_by_the_running_max_of_v():
     # choice 2: no window of past gradients: the state holds only the moments and their max
     assert set(state) == {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
 
+    # choice 1: the stored max never shrinks, even when v does
+    s = scalar(0.0)
+    ams = torch.optim.Adam([s], amsgrad=True)
+    stored, denominators = [], []
+    for t, g in enumerate((1.0, 0.0, 0.0), start=1):
+        step_once(ams, [s], [g])
+        v_max = ams.state[s]["max_exp_avg_sq"].item()
+        stored.append(v_max)
+        denominators.append(math.sqrt(v_max / (1 - 0.999 ** t)))
+    assert stored[0] == stored[1] == stored[2] > ams.state[s]["exp_avg_sq"].item()
+    # the explanation: torch's bias correction still lets the effective step lr / denominator grow
+    assert denominators[0] / denominators[1] == pytest.approx(math.sqrt(2), rel=1e-3)
+    assert _right("oid-amsgrad") == {1}
+
 
 @pytest.mark.verifies("oid-fused-keyword")
 def test_adamw_has_a_fused_implementation():
@@ -215,6 +263,7 @@ def test_adamw_has_a_fused_implementation():
         optimizer.step()
     assert torch.allclose(p, q)
     assert fused.defaults["fused"] is True
+    assert "fused" in _key("oid-fused-keyword")
 
 
 @pytest.mark.verifies("oid-adam-loss-scale")
@@ -242,3 +291,12 @@ def test_scaling_the_loss_moves_sgd_and_clipping_but_not_adam_or_decay():
     adamw_k, _ = run(torch.optim.AdamW, 1000.0, lr=1e-2, eps=1e-16, weight_decay=0.1)
     assert torch.allclose(adamw_1, adamw_k, rtol=0, atol=1e-9)  # choice 2: the decay did not change
     assert norms_k[0] == pytest.approx(1000 * norms_1[0], rel=1e-9)  # choice 3: the norm that clipping sees
+    # choice 3: max_norm = 1.0 on the scaled loss clips exactly where the unscaled norm was above 0.001
+    grad = torch.tensor([3e-4, 4e-4, 0.0], dtype=torch.float64)  # norm 5e-4
+    for unscaled_norm, clipped in ((5e-4, False), (2e-3, True)):
+        p = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+        p.grad = 1000 * grad * (unscaled_norm / 5e-4)
+        before = p.grad.clone()
+        torch.nn.utils.clip_grad_norm_([p], max_norm=1.0)
+        assert (not torch.equal(p.grad, before)) == clipped
+    assert _right("oid-adam-loss-scale") == {0, 3}
