@@ -123,6 +123,32 @@ def test_state_dict_holds_parameters_and_persistent_buffers_only():
     assert _right("ckpt-state-dict-keys") == {0, 1}
 
 
+@pytest.mark.verifies("ckpt-map-location")
+def test_map_location_remaps_storages_saved_on_cuda(monkeypatch):
+    # A file whose storages are tagged cuda:0, as a GPU run writes it; this machine has no CUDA
+    # (with CUDA the failure cannot be shown, so the test stands down).
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without CUDA")
+    with monkeypatch.context() as patched:
+        patched.setattr(torch.serialization, "location_tag", lambda storage: "cuda:0")
+        data = _save({"weight": torch.ones(1, 3)})
+    model = nn.Linear(3, 1, bias=False).cpu()
+    # choice 0: false. The full unpickler restores onto cuda:0 just the same and fails
+    for kwargs in ({}, {"weights_only": False}):
+        with pytest.raises(RuntimeError, match="deserialize object on a CUDA device"):
+            _load(data, **kwargs)
+    # choice 1 and choice 2: false. torch.load itself fails, before model.cpu() or .cpu() can act
+    with pytest.raises(RuntimeError, match="deserialize object on a CUDA device"):
+        model.load_state_dict(_load(data))
+    assert not hasattr(dict(), "cpu")
+    # choice 3: true. map_location remaps every storage while deserialising
+    loaded = _load(data, map_location="cpu")
+    assert loaded["weight"].device == torch.device("cpu")
+    model.load_state_dict(loaded)
+    assert torch.equal(model.weight, torch.ones(1, 3))
+    assert _right("ckpt-map-location") == {3}
+
+
 @pytest.mark.verifies("ckpt-ddp-prefix")
 def test_wrapper_prefix_and_how_to_strip_it():
     from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
