@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from quizapp.bank import load_bank, pack_files
+from quizapp.bank.answers import check_answer
 
 TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "data-augmentation.yaml"
 
@@ -47,6 +48,10 @@ def test_mixup_loss_equals_cross_entropy_on_the_mixed_target():
     assert F.cross_entropy(logits, y_a).item() == pytest.approx(0.6931, abs=1e-4)
     half = 0.5 * F.cross_entropy(logits, y_a) + 0.5 * F.cross_entropy(logits, y_b)
     assert half.item() == pytest.approx(1.0397, abs=1e-4)
+    # the tolerance takes the value rounded to 2 or more places and rejects both slips
+    q = _questions()["aug-mixup-target-loss"]
+    assert all(check_answer(q, f"{two_term.item():.{places}f}").correct for places in (2, 3, 4))
+    assert not check_answer(q, "0.6931").correct and not check_answer(q, "1.0397").correct
 
 
 @pytest.mark.verifies("aug-mixup-target-loss")
@@ -107,6 +112,10 @@ def test_cutmix_lambda_comes_from_the_clipped_box_area():
     assert lam == _questions()["aug-cutmix-clipped-lambda"].answer
     assert share_from_a == pytest.approx(lam)
     assert share_from_a != pytest.approx(0.75)  # the unclipped box's lambda is wrong here
+    # the prompt asks for two or more decimal places: every such rounding passes, the trap does not
+    q = _questions()["aug-cutmix-clipped-lambda"]
+    assert all(check_answer(q, f"{lam:.{places}f}").correct for places in (2, 3, 4, 6))
+    assert not check_answer(q, "0.75").correct and not check_answer(q, "0.140625").correct
 
     mixed, lam = _cutmix(a, b, cx=16, cy=16, cut_w=16, cut_h=16)  # box fully inside
     assert lam == 0.75 and mixed[0].mean().item() == pytest.approx(0.75)
