@@ -186,7 +186,8 @@ def test_a_parameter_whose_grad_is_none_is_neither_stepped_nor_decayed():
     assert a.grad is None and b.grad is None  # zero_grad sets None by default
     before = b.item()
     step_once(optimizer, [a, b], [1.0, None])
-    assert b.item() == before  # choice 2: untouched; so choices 0 and 3 are false and, as it ran, 1 too
+    assert b.item() == before  # choice 2: true, untouched; choices 0 and 3: false
+    # choice 1: false, the step above ran without raising although b had no gradient
     # choice 3's "counts as zero" is what a real zero gradient does: the stored moments move it
     step_once(optimizer, [a, b], [1.0, 0.0])
     assert b.item() != before
