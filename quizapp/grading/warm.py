@@ -99,7 +99,7 @@ class WarmGrader:
         self._proc: subprocess.Popen | None = None
         self._control: socket.socket | None = None
         self._ready = False
-        self.failure: str | None = None  # why the last start failed, for the curious
+        self.failure: str | None = None  # why the zygote could not start: grades are cold from then on
 
     @property
     def zygote_pid(self) -> int | None:
@@ -111,7 +111,7 @@ class WarmGrader:
             self._ensure_started()
 
     def _ensure_started(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
+        if self.failure is not None or (self._proc is not None and self._proc.poll() is None):
             return
         self._discard()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

@@ -163,9 +163,13 @@ class Server:
                 self.scan_until = time.monotonic() + IDLE_SCAN_S
             if time.monotonic() < self.scan_until:
                 stop_strays(self.keepers)
-            if self.control in ready and not self._request():
-                break
-        self.shutdown()
+            if self.control in ready:
+                outcome = self._request()
+                if outcome == "gone":
+                    self.shutdown()  # nobody is left to read these grades
+                    return
+                if outcome == "step down":
+                    return  # running grades go on: each keeper reports to its parent directly
 
     def _drain_wakeups(self) -> None:
         try:
@@ -174,27 +178,27 @@ class Server:
         except BlockingIOError:
             pass
 
-    def _request(self) -> bool:
-        """Serve one request; False when the parent is gone or this server must step down."""
+    def _request(self) -> str:
+        """Serve one request: "ok", "gone" (the parent closed its end, or died) or "step down"."""
         try:
             data, fds, _, _ = socket.recv_fds(self.control, MAX_MESSAGE, 4)
         except OSError:
-            return False
+            return "gone"
         if not data:
-            return False  # the parent closed its end (or died): time to go
+            return "gone"
         if len(fds) != 2:
             for fd in fds:
                 os.close(fd)
-            return True
+            return "ok"
         grade_sock, output = socket.socket(fileno=fds[0]), fds[1]
         try:
             request = json.loads(data)
             if source_fingerprint() != self.fingerprint:
-                send(grade_sock, {"refused": "stale"})
-                return False
+                send(grade_sock, {"refused": "the grader's or an exercise's code changed since this process started"})
+                return "step down"
             if thread_count() != 1:
                 send(grade_sock, {"refused": f"{thread_count()} threads; forking now is not safe"})
-                return False
+                return "step down"
             pid = os.fork()
             if pid == 0:
                 try:
@@ -202,7 +206,7 @@ class Server:
                 finally:
                     os._exit(70)
             self.keepers.add(pid)
-            return True
+            return "ok"
         finally:
             grade_sock.close()
             os.close(output)

@@ -35,6 +35,7 @@ def both_ways():
     return {f: (c, w) for f, c, w in zip(FILES, cold, warm)}
 
 
+@pytest.mark.timeout(7200)  # the first one waits for about 200 grades, on a small machine
 @pytest.mark.parametrize("path", FILES, ids=label)
 def test_warm_grade_equals_cold_grade(both_ways, path):
     cold, warm = both_ways[path]
