@@ -17,6 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from quizapp.bank import load_bank, pack_files
+from quizapp.bank.answers import check_answer
 
 TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "distillation.yaml"
 
@@ -52,6 +53,10 @@ def test_softened_top_probability():
     assert p4[2].item() == pytest.approx(0.227, abs=5e-4)
     p1 = F.softmax(z, dim=-1)
     assert torch.allclose(p1, torch.tensor([0.844, 0.114, 0.042]), atol=5e-4)
+    # the value rounded to 3 places passes; the T = 1 value and the other classes' do not
+    q = _questions()["kd-temperature-prob"]
+    assert check_answer(q, f"{p4[0].item():.3f}").correct
+    assert not any(check_answer(q, wrong).correct for wrong in ("0.844", "0.292", "0.5"))
 
 
 @pytest.mark.verifies("kd-why-t-squared")
