@@ -24,6 +24,7 @@ from torch import nn
 from torch.utils.data import DistributedSampler
 
 from quizapp.bank import load_bank, pack_files
+from quizapp.bank.answers import check_answer
 
 TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "distributed-training.yaml"
 
@@ -188,6 +189,12 @@ def test_pipeline_bubble_fraction():
     for p, m in [(2, 1), (4, 32), (8, 8), (3, 5)]:
         assert _gpipe_idle_fraction(p, m) == pytest.approx((p - 1) / (m + p - 1))
     assert _gpipe_idle_fraction(4, 32) == pytest.approx(3 / 35)
+    # two or more decimal places, or the fraction, pass; Megatron's (p - 1) / m and p / m do not
+    q = _questions()["dist-pipeline-bubble"]
+    bubble = _gpipe_idle_fraction(4, 8)
+    assert all(check_answer(q, f"{bubble:.{places}f}").correct for places in (2, 3, 4))
+    assert check_answer(q, "3/11").correct
+    assert not check_answer(q, "0.375").correct and not check_answer(q, "0.5").correct
 
 
 @pytest.mark.verifies("dist-zero-memory")
@@ -223,6 +230,11 @@ def test_zero_stage_2_memory_per_gpu():
     assert gb["stage2"] == pytest.approx(_questions()["dist-zero-memory"].answer, abs=0.01)
     assert gb["ddp"] == pytest.approx(120)
     assert round(gb["stage1"], 1) == 31.4 and round(gb["stage3"], 1) == 1.9
+    # one or more decimal places pass; the other stages and GiB instead of GB do not
+    q = _questions()["dist-zero-memory"]
+    assert all(check_answer(q, f"{gb['stage2']:.{places}f}").correct for places in (1, 2, 3))
+    wrong = [gb["stage1"], gb["stage3"], gb["ddp"], per_gpu["stage2"] / 2**30, fp16 * psi / 1e9]
+    assert not any(check_answer(q, f"{w:.2f}").correct for w in wrong)
 
 
 @pytest.mark.verifies("dist-sync-bn")
