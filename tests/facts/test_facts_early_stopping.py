@@ -111,6 +111,9 @@ def test_accuracy_and_loss_can_both_go_up():
     # choice 3: true, and choice 0: false. More right, yet a higher loss, from one confident mistake
     assert F.cross_entropy(late, labels).item() > F.cross_entropy(early, labels).item()
     assert F.cross_entropy(late[:3], labels[:3]).item() < F.cross_entropy(early[:2], labels[:2]).item()
+    # the figures the explanation quotes
+    assert F.cross_entropy(early, labels).item() == pytest.approx(0.72, abs=0.005)
+    assert F.cross_entropy(late, labels).item() == pytest.approx(1.60, abs=0.005)
     p_early, p_late = early.softmax(1), late.softmax(1)
     # choice 1: false. The examples right in both epochs got a higher probability on their label
     assert (p_late[:2, 0] > p_early[:2, 0]).all()
