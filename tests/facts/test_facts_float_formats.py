@@ -96,8 +96,7 @@ def test_bf16_keeps_tiny_gradients_that_fp16_loses():
     # choice 2: false. Both casts round to nearest; 3/4 of a step rounds up in each
     assert cast(1 + 0.75 * 2.0**-10, torch.float16) == 1 + 2.0**-10
     assert cast(1 + 0.75 * 2.0**-7, torch.bfloat16) == 1 + 2.0**-7
-    # choice 3: false (below). Autocast keeps parameters (and so their grads) float32 for either dtype
-    # autocast keeps parameters (and so their grads) float32 for either dtype
+    # choice 3: false. Autocast keeps parameters (and so their grads) float32 for either dtype
     lin = torch.nn.Linear(4, 4)
     for dtype in (torch.float16, torch.bfloat16):
         lin.zero_grad()
@@ -168,7 +167,8 @@ def test_fp16_counter_stalls_at_2048():
 
 @pytest.mark.verifies("fmt-fp16-subnormal-gradient")
 def test_fp16_subnormal_gradient():
-    got = cast(1e-7, torch.float16)
+    got = torch.tensor(1e-7, dtype=torch.float32).to(torch.float16).item()  # the prompt's float32 gradient
+    assert got == cast(1e-7, torch.float16)
     assert got == 2 * 2.0**-24  # choice 3: true
     assert got == pytest.approx(1.19e-7, rel=2e-3)
     assert (got - 1e-7) / 1e-7 == pytest.approx(0.19, abs=0.01)  # choice 1: false, 19% off, not 3 digits
