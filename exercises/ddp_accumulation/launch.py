@@ -39,7 +39,6 @@ class Launch:
     stopped: str | None = None
     stopped_at: int | None = None  # the run index that failed; later runs never started
     backend: str = "gloo"
-    device: str = "cpu"
 
     def run(self, index: int, label: str) -> list[dict]:
         """Every rank's record of run `index`, or RankFailure saying why there is none."""
@@ -140,7 +139,7 @@ def _launch_once(exercise_dir, solution, world, backend, devices, runs, fork) ->
             procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env))
         stopped = _supervise(procs, out, runs)
         codes = [p.poll() for p in procs]
-        return _collect(out, world, runs, stopped, codes, backend, devices[0])
+        return _collect(out, world, runs, stopped, codes, backend)
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -199,7 +198,7 @@ def _read(path: Path) -> dict | None:
 
 
 def _collect(out: Path, world: int, runs: list[str], stopped: str | None, codes: list[int | None],
-             backend: str, device: str) -> Launch:
+             backend: str) -> Launch:
     records: list[dict[int, dict]] = []
     for rank in range(world):
         mine = {}
@@ -209,8 +208,9 @@ def _collect(out: Path, world: int, runs: list[str], stopped: str | None, codes:
                 mine[index] = record
         records.append(mine)
     errors = {rank: err for rank in range(world) if (err := _read(out / f"r{rank}-error.json"))}
-    launch = Launch(records, backend=backend, device=device)
-    # A rank that vanished without an error file ended the process itself (os._exit) or was killed.
+    launch = Launch(records, backend=backend)
+    # A rank that vanished without an error file ended the process itself (os._exit) or was killed;
+    # codes were read before the launcher stopped anyone, so a rank it stopped is not counted here.
     vanished = [r for r in range(world) if r not in errors and codes[r] is not None and len(records[r]) < len(runs)]
     causes = [r for r in errors if not _is_echo(str(errors[r].get("message", "")))]
     if causes:
@@ -249,7 +249,8 @@ def _collect(out: Path, world: int, runs: list[str], stopped: str | None, codes:
 
 
 def _is_echo(message: str) -> bool:
-    """A collective that failed because of the peer (timed out, connection closed), not on its own."""
+    """A collective that failed because of the peer (gloo/nccl timed out or lost the connection),
+    not an error of this rank's own."""
     text = message.lower()
-    return any(s in text for s in ("timed out", "timeout", "connection closed", "connection reset",
-                                   "broken pipe", "peer", "socket closed"))
+    return any(s in text for s in ("timed out waiting", "connection closed by peer", "connection reset by peer",
+                                   "broken pipe", "/gloo/", "nccl error", "watchdog"))
