@@ -48,7 +48,7 @@ class ExerciseScreen(Screen):
         Binding("g", "grade", "Grade", id="grade", tooltip="Run the grader on your file"),
         Binding("x", "cancel", "Cancel grading", id="cancel", tooltip="Stop the grader"),
         Binding("c", "create", "Create", id="create", tooltip="Write the starter file (asks before overwriting)"),
-        Binding("R", "reset", "Reset", id="reset", tooltip="Put the starter file back (asks first; progress is kept)"),
+        Binding("R", "reset", "Reset", id="reset", show=False, tooltip="Put the starter file back (asks first; progress is kept)"),
         Binding("i", "edit_here", "Edit", id="edit", tooltip="Edit your file here, with Python highlighting"),
         Binding("e", "editor", "$EDITOR", id="editor", tooltip="Open your file in $VISUAL or $EDITOR"),
         Binding("h", "hint", "Hint", id="hint", tooltip="Show the next hint"),
