@@ -340,3 +340,9 @@ def test_grad_scaler_with_accumulation():
     scaler.update()
     assert scaler.get_scale() == 2.0**15
     assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before))
+
+    # update() once per micro-batch, with no unscale_ or step since the last update, is refused
+    opt.zero_grad()
+    scaler.scale(F.mse_loss(model(x[:4]), y[:4]) / k).backward()
+    with pytest.raises(AssertionError, match="No inf checks"):
+        scaler.update()
