@@ -125,3 +125,42 @@ def test_ctrl_c_during_a_grade_stops_it(tmp_path):
     time.sleep(0.3)
     assert not alive(int(pid_file.read_text()))
     assert not [p for p in below if alive(p)]
+
+
+def test_in_a_terminal_h_shows_the_next_hint_and_q_quits(tmp_path):
+    import pty
+
+    solution = tmp_path / "sched.py"
+    solution.write_text(BUGGY)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(tmp_path)
+        os.execv(sys.executable, [sys.executable, "-m", "quizapp", "watch", str(solution)])
+    seen = b""
+
+    def wait_for(needle: bytes, timeout: float) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while needle not in seen:
+            assert time.monotonic() < deadline, seen.decode(errors="replace")[-2000:]
+            import select
+
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+
+    try:
+        wait_for(b"h: next hint", 240)
+        assert b"NOT YET" in seen
+        os.write(fd, b"h")
+        wait_for(b"Hint 1/", 30)
+        os.write(fd, b"q")
+        _, status = os.waitpid(pid, 0)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert os.waitstatus_to_exitcode(status) == 0
