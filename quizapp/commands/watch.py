@@ -162,7 +162,7 @@ class JsonLines:
         sys.stdout.flush()
 
     def missing(self) -> None:
-        click.echo(f"quizapp watch: the file is gone; waiting for it to be saved again", err=True)
+        click.echo("quizapp watch: the file is gone; waiting for it to be saved again", err=True)
 
     def hint(self) -> None:
         pass

@@ -79,7 +79,7 @@ class EventFile:
         return events
 
 
-def _become_subreaper() -> bool:
+def become_subreaper() -> bool:
     """Linux: orphaned descendants re-parent to this process instead of init, so a solution's
     process that left the group (setsid, a double fork) can still be found and stopped."""
     if not sys.platform.startswith("linux"):
@@ -93,7 +93,7 @@ def _become_subreaper() -> bool:
         return False
 
 
-def _children() -> set[int]:
+def child_pids() -> set[int]:
     """This process's child processes, read from /proc (empty where there is none)."""
     me, found = os.getpid(), set()
     for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc").is_dir() else ():
@@ -106,10 +106,10 @@ def _children() -> set[int]:
     return found
 
 
-def _stop_escaped(before: set[int]) -> None:
-    """Kill and reap children that were not ours before the grade; their own orphans come next."""
+def stop_escaped(keep: set[int]) -> None:
+    """Kill and reap our children but `keep` (say, those we had before the grade); their own orphans come next."""
     for _ in range(100):
-        escaped = _children() - before
+        escaped = child_pids() - keep
         if not escaped:
             return
         for pid in escaped:
@@ -162,8 +162,8 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     proc = warm.spawn(args, workdir, env) if warm is not None else None
     reaping = False
     if proc is None:
-        reaping = _become_subreaper()
-        ours_before = _children() if reaping else set()
+        reaping = become_subreaper()
+        ours_before = child_pids() if reaping else set()
         try:
             proc = subprocess.Popen([sys.executable, "-m", "quizapp.grading.child", *args], cwd=workdir, env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -189,7 +189,7 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
         _kill_group(proc)  # also stops anything the solution started in its group
         proc.wait()
         if reaping:
-            _stop_escaped(ours_before)  # and what left the group; it may hold the output pipe open
+            stop_escaped(ours_before)  # and what left the group; it may hold the output pipe open
         collector.join(timeout=5)
     state.feed(events.new_events())
     shutil.rmtree(scratch, ignore_errors=True)

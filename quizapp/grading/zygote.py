@@ -34,6 +34,8 @@ import socket
 import sys
 from pathlib import Path
 
+from quizapp.grading.runner import become_subreaper, stop_escaped
+
 MAX_MESSAGE = 1024 * 1024  # a request holds the environment, which can be long
 IDLE_SCAN_S = 5.0  # how long after a grade ends stray processes are still looked for
 
@@ -92,37 +94,6 @@ def source_fingerprint() -> tuple:
     return tuple(out)
 
 
-def become_subreaper() -> None:
-    """Linux: orphans of our descendants come to us, so a process that left its grade's group is found."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-        except (OSError, AttributeError):
-            pass
-
-
-def children() -> set[int]:
-    from quizapp.grading.runner import _children
-
-    return _children()
-
-
-def stop_strays(keep: set[int]) -> None:
-    """Kill and reap our children other than `keep`: processes a grade left behind."""
-    for _ in range(100):
-        strays = children() - keep
-        if not strays:
-            return
-        for pid in strays:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        reap()
-
-
 def reap() -> set[int]:
     """Reap every child that has ended; returns their pids."""
     done = set()
@@ -162,7 +133,7 @@ class Server:
                 self.keepers -= ended
                 self.scan_until = time.monotonic() + IDLE_SCAN_S
             if time.monotonic() < self.scan_until:
-                stop_strays(self.keepers)
+                stop_escaped(self.keepers)  # what a killed grade left behind came to us
             if self.control in ready:
                 outcome = self._request()
                 if outcome == "gone":
@@ -236,7 +207,7 @@ class Server:
                 break
             if ended == pid:
                 code = os.waitstatus_to_exitcode(status)
-        stop_strays(set())  # what the child started and left behind, in this group or not
+        stop_escaped(set())  # what the child started and left behind, in this group or not
         send(grade_sock, {"exit": code})
         os.killpg(0, signal.SIGKILL)  # the rest of the group, this keeper included
 
