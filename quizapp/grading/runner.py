@@ -159,7 +159,7 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     env = child_env()
     args = child_args(exercise_dir, solution, device, results, memory_mb)
     state = _RunState(exercise_id, solution, on_event)
-    proc = warm.spawn(args, workdir, env) if warm is not None else None
+    proc = warm.spawn(args, workdir, env, device=device) if warm is not None else None
     reaping = False
     if proc is None:
         reaping = become_subreaper()

@@ -99,6 +99,7 @@ class WarmGrader:
         self._proc: subprocess.Popen | None = None
         self._control: socket.socket | None = None
         self._ready = False
+        self.cuda_fork_safe = False  # the zygote says so once ready
         self.failure: str | None = None  # why the zygote could not start: grades are cold from then on
 
     @property
@@ -141,6 +142,7 @@ class WarmGrader:
             self._discard()
             return False
         self._ready = True
+        self.cuda_fork_safe = message.get("cuda_fork_safe") is True
         return True
 
     def _discard(self) -> None:
@@ -157,11 +159,17 @@ class WarmGrader:
                 self._proc.wait()
             self._proc = None
 
-    def spawn(self, args: list[str], cwd: Path, env: dict[str, str]) -> WarmChild | None:
-        """Fork a grade's child running `quizapp.grading.child` with `args` in `cwd`, or None."""
+    def spawn(self, args: list[str], cwd: Path, env: dict[str, str], *, device: str = "cpu") -> WarmChild | None:
+        """Fork a grade's child running `quizapp.grading.child` with `args` in `cwd`, or None.
+
+        For a grade that may use CUDA (`device` auto or cuda), None too when the zygote has the
+        CUDA driver loaded: CUDA does not survive a fork once initialised.
+        """
         for _ in range(2):  # a zygote that died or stepped down is replaced once, silently
             with self._lock:
                 if not self._ensure_ready():
+                    return None
+                if device != "cpu" and not self.cuda_fork_safe:
                     return None
                 child = self._request(args, cwd, env)
                 if child is not None:

@@ -13,7 +13,8 @@ tensor op, so torch's OpenMP and inter-op pools do not exist yet (they start on 
 the child); it never touches CUDA, so there is no driver context to inherit (the child's first
 `torch.cuda.is_available()` initialises CUDA in the child); and OpenBLAS (loaded with numpy) is
 told to start no threads of its own. Before every fork it checks that it still has exactly one
-thread, and refuses the grade (the parent then grades cold) if not.
+thread, and refuses the grade (the parent then grades cold) if not; and it tells the parent
+whether the CUDA driver library got loaded after all (then grades that may use CUDA go cold).
 
 Per grade it forks a keeper, which starts a session of its own (so the grade's process group is
 the keeper's, not this server's) and forks the grade's child into it. A solution that kills its
@@ -52,6 +53,16 @@ def thread_count() -> int:
         return len(os.listdir("/proc/self/task"))
     except OSError:
         return 1  # no /proc: nothing to count, and fork() there has no extra threads of ours
+
+
+def cuda_driver_loaded() -> bool:
+    """Whether the CUDA driver library is mapped into this process: once it is, a forked child's
+    CUDA calls can fail, so the parent grades CUDA cold. Nothing here loads it; this makes sure."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            return any("libcuda.so" in line for line in fh)
+    except OSError:
+        return True  # cannot tell: assume the worst
 
 
 def warm_up() -> dict[str, object]:
@@ -123,7 +134,8 @@ class Server:
 
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake select()
-        send(self.control, {"ready": True, "pid": os.getpid(), "threads": thread_count()})
+        send(self.control, {"ready": True, "pid": os.getpid(), "threads": thread_count(),
+                            "cuda_fork_safe": not cuda_driver_loaded()})
         while True:
             ready, _, _ = select.select([self.control, self.wake_r], [], [], 1.0)
             if self.wake_r in ready:

@@ -53,6 +53,7 @@ def test_the_zygote_imported_torch_and_every_checks_module_and_has_one_thread(tm
     assert set(out.read_text().split()) >= set(load_catalog())  # every exercise, found through the catalog
     pid = grader().zygote_pid
     assert pid is not None and len(os.listdir(f"/proc/{pid}/task")) == 1  # safe to fork: no other thread
+    assert grader().cuda_fork_safe  # the CUDA driver was never loaded there
 
 
 def solution(tmp_path: Path, name: str, body: str, *, at_import: str = "") -> Path:
