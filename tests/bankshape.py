@@ -18,6 +18,12 @@ def longest_share(singles) -> float:
     return hits / len(singles) if singles else 0.0
 
 
+def shortest_share(singles) -> float:
+    """Share of single questions whose right choice is (one of) the shortest: the flip side of longest."""
+    hits = sum(len(q.choices[q.answer]) == min(map(len, q.choices)) for q in singles)
+    return hits / len(singles) if singles else 0.0
+
+
 def position_shares(singles) -> dict[int, float]:
     """Share of single questions whose right choice sits at each index."""
     counts = Counter(q.answer for q in singles)
@@ -51,7 +57,7 @@ def report(paths: list[Path]) -> str:
     multis = [q for q in questions if q.type == "multi"]
     lines = [str(e) for e in bank.errors]
     lines.append(f"{len(questions)} questions, {len(singles)} single, {len(multis)} multi")
-    lines.append(f"right choice is the longest: {longest_share(singles):.0%}")
+    lines.append(f"right choice is the longest: {longest_share(singles):.0%}; the shortest: {shortest_share(singles):.0%}")
     lines.append("right choice by position: " + ", ".join(f"{k}: {v:.0%}" for k, v in position_shares(singles).items()))
     lines.append("multi, right options per question: " + ", ".join(
         f"{k} right: {n}" for k, n in sorted(multi_right_counts(multis).items())))

@@ -4,6 +4,7 @@ linked to a test in tests/facts/ that checks its fact by running torch."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -11,6 +12,9 @@ import pytest
 
 from quizapp.bank import QUESTION_TYPES, load_bank, pack_files
 from quizapp.paths import shipped_questions_dir
+
+from bankshape import (cards_without_key_points, longest_share, missing_why_not, multi_right_counts, position_shares,
+                       shortest_share)
 
 FACTS = Path(__file__).parent / "facts"
 
@@ -24,14 +28,40 @@ def bank():
 
 def test_size_and_coverage(bank):
     questions = list(bank.questions.values())
-    assert len(questions) >= 180
-    assert len(bank.topics) >= 14
+    assert len(questions) >= 320
+    assert len(bank.topics) >= 22
     per_topic = Counter(q.topic for q in questions)
-    assert min(per_topic.values()) >= 8, per_topic
+    assert min(per_topic.values()) >= 13, per_topic
     types = Counter(q.type for q in questions)
     assert set(types) == set(QUESTION_TYPES)
-    assert types["card"] / len(questions) >= 0.30, types
-    assert types["numeric"] + types["order"] >= 20, types
+    assert 0.20 <= types["card"] / len(questions) <= 0.40, types
+    worked = {q.topic for q in questions if q.type in ("numeric", "order")}
+    assert sorted(set(bank.topics) - worked) == [], "topics without a numeric or order question"
+
+
+def test_no_test_wise_shortcut(bank):
+    """Neither "pick the longest" (nor the shortest) nor "pick position k" beats 35% on single questions."""
+    singles = [q for q in bank.questions.values() if q.type == "single"]
+    assert longest_share(singles) <= 0.35 and shortest_share(singles) <= 0.35
+    assert max(position_shares(singles).values()) <= 0.35
+    # multi: how many options are right varies, and most questions have fewer than half right
+    multis = [q for q in bank.questions.values() if q.type == "multi"]
+    assert len(multi_right_counts(multis)) >= 3
+    assert sum(2 * len(q.answer) > len(q.choices) for q in multis) <= len(multis) / 2
+
+
+def test_every_wrong_choice_says_why_and_every_card_has_key_points(bank):
+    assert missing_why_not(bank.questions.values()) == []
+    assert cards_without_key_points(bank.questions.values()) == []
+
+
+def test_no_choice_is_named_by_its_position(bank):
+    """Choices are shown shuffled, so "the first option" or "choice 2" would point at the wrong one."""
+    pattern = re.compile(r"\b(first|second|third|fourth|last) (option|choice|answer)\b|\b(option|choice) [1-9a-e]\b",
+                         re.IGNORECASE)
+    found = [f"{q.id}: {m.group(0)}" for q in bank.questions.values() if q.type in ("single", "multi")
+             for text in (q.prompt, q.explanation, *q.why_not.values()) for m in [pattern.search(text)] if m]
+    assert found == []
 
 
 def test_difficulty_spread(bank):
