@@ -8,32 +8,22 @@ that the file's tolerance takes it rounded as the prompt asks and rejects the us
 from __future__ import annotations
 
 import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
-from quizapp.bank import load_bank, pack_files
-from quizapp.bank.answers import check_answer
+from bankkeys import accepts, right_choices
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "normalization.yaml"
-
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
+TOPIC = "normalization"
 
 
 def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
+    return right_choices(TOPIC, qid)
 
 
 def _accepts(qid: str, answer) -> bool:
-    return bool(check_answer(_questions()[qid], answer).correct)
+    return accepts(TOPIC, qid, answer)
 
 
 def _randn(*shape: int, seed: int = 0) -> torch.Tensor:

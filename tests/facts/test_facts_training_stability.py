@@ -9,8 +9,6 @@ that the file's tolerance takes it rounded as the prompt asks and rejects the us
 from __future__ import annotations
 
 import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
@@ -18,26 +16,18 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn import init
 
-from quizapp.bank import load_bank, pack_files
-from quizapp.bank.answers import check_answer
+from bankkeys import accepts, right_choices
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "training-stability.yaml"
-
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
+TOPIC = "training-stability"
 
 
 def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
+    return right_choices(TOPIC, qid)
 
 
 def _takes(qid: str, value: float, places: int) -> bool:
     """Whether the file's key and tolerance accept value written with `places` decimals."""
-    return bool(check_answer(_questions()[qid], f"{value:.{places}f}").correct)
+    return accepts(TOPIC, qid, f"{value:.{places}f}")
 
 
 def _gen(seed: int = 0) -> torch.Generator:
