@@ -14,8 +14,6 @@ import random
 import sys
 import types
 import zipfile
-from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,20 +21,10 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "checkpointing.yaml"
+TOPIC = "checkpointing"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 @dataclasses.dataclass
@@ -98,7 +86,7 @@ def test_whole_model_pickle_is_refused_and_tied_to_the_class_path():
         assert {"exp_avg", "exp_avg_sq", "step"} <= set(opt.state_dict()["state"][0])
     finally:
         sys.modules.pop(mod.__name__, None)
-    assert _right("ckpt-save-state-dict") == {2}
+    assert right_choices(TOPIC, "ckpt-save-state-dict") == {2}
 
 
 @pytest.mark.verifies("ckpt-state-dict-keys")
@@ -120,7 +108,7 @@ def test_state_dict_holds_parameters_and_persistent_buffers_only():
     assert "1.momentum" not in keys and model[1].momentum == 0.1  # choice 4: false, a plain attribute
     assert "0.weight.exp_avg" not in keys  # choice 5: false...
     assert "exp_avg" in opt.state_dict()["state"][0]  # ...optimizer state lives in the optimizer
-    assert _right("ckpt-state-dict-keys") == {0, 1}
+    assert right_choices(TOPIC, "ckpt-state-dict-keys") == {0, 1}
 
 
 @pytest.mark.verifies("ckpt-map-location")
@@ -146,7 +134,7 @@ def test_map_location_remaps_storages_saved_on_cuda(monkeypatch):
     assert loaded["weight"].device == torch.device("cpu")
     model.load_state_dict(loaded)
     assert torch.equal(model.weight, torch.ones(1, 3))
-    assert _right("ckpt-map-location") == {3}
+    assert right_choices(TOPIC, "ckpt-map-location") == {3}
 
 
 @pytest.mark.verifies("ckpt-ddp-prefix")
@@ -259,7 +247,7 @@ def test_restoring_the_rng_state_reproduces_dropout_and_shuffling():
     opt = torch.optim.AdamW(nn.Linear(2, 2).parameters(), lr=3e-4, weight_decay=0.1)
     groups = opt.state_dict()["param_groups"]
     assert groups[0]["lr"] == 3e-4 and groups[0]["weight_decay"] == 0.1 and "betas" in groups[0]
-    assert _right("ckpt-rng-resume") == {1}
+    assert right_choices(TOPIC, "ckpt-rng-resume") == {1}
 
 
 @pytest.mark.verifies("ckpt-weights-only")
@@ -289,7 +277,7 @@ def test_what_the_default_weights_only_load_accepts():
     with torch.serialization.safe_globals([TrainConfig]):  # allowlisting a trusted class
         assert _load(with_config)["config"] == TrainConfig()
     assert _load(with_config, weights_only=False)["config"].lr == 3e-4
-    assert _right("ckpt-weights-only") == {1, 3}
+    assert right_choices(TOPIC, "ckpt-weights-only") == {1, 3}
 
 
 @pytest.mark.verifies("ckpt-slice-save")
@@ -299,7 +287,7 @@ def test_saving_a_view_writes_the_whole_storage():
     clone_bytes = len(_save(big[:10].clone()))
     # the whole storage: 1,000,000 float32 elements, whatever the view shows
     assert view_bytes == pytest.approx(big.numel() * big.element_size(), rel=0.01)
-    assert view_bytes == pytest.approx(_questions()["ckpt-slice-save"].answer, rel=0.01)
+    assert view_bytes == pytest.approx(topic_questions(TOPIC)["ckpt-slice-save"].answer, rel=0.01)
     assert clone_bytes < 2_000
     loaded = _load(_save(big[:10]))
     assert loaded.shape == (10,) and loaded.untyped_storage().nbytes() == 4_000_000

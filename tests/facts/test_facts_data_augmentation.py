@@ -6,28 +6,16 @@ choices found true. Numeric questions compute the keyed value themselves.
 """
 
 import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 from quizapp.bank.answers import check_answer
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "data-augmentation.yaml"
+TOPIC = "data-augmentation"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 @pytest.mark.verifies("aug-mixup-target-loss")
@@ -41,7 +29,7 @@ def test_mixup_loss_equals_cross_entropy_on_the_mixed_target():
     soft = lam * F.one_hot(y_a, 4).float() + (1 - lam) * F.one_hot(y_b, 4).float()
     soft_target = F.cross_entropy(logits, soft)
 
-    assert two_term.item() == pytest.approx(_questions()["aug-mixup-target-loss"].answer, abs=1e-4)
+    assert two_term.item() == pytest.approx(topic_questions(TOPIC)["aug-mixup-target-loss"].answer, abs=1e-4)
     assert two_term.item() == pytest.approx(1.3 * math.log(2), rel=1e-6)
     assert soft_target.item() == pytest.approx(two_term.item(), rel=1e-6)
     # the slips named in the explanation give different numbers
@@ -49,7 +37,7 @@ def test_mixup_loss_equals_cross_entropy_on_the_mixed_target():
     half = 0.5 * F.cross_entropy(logits, y_a) + 0.5 * F.cross_entropy(logits, y_b)
     assert half.item() == pytest.approx(1.0397, abs=1e-4)
     # the tolerance takes the value rounded to 2 or more places and rejects both slips
-    q = _questions()["aug-mixup-target-loss"]
+    q = topic_questions(TOPIC)["aug-mixup-target-loss"]
     assert all(check_answer(q, f"{two_term.item():.{places}f}").correct for places in (2, 3, 4))
     assert not check_answer(q, "0.6931").correct and not check_answer(q, "1.0397").correct
 
@@ -88,7 +76,7 @@ def test_beta_alpha_shapes_the_mixing_weight():
     assert small.mean.item() == pytest.approx(0.5)  # choice 1: false, the mean is 0.5, not 0.2
     assert draws.mean().item() == pytest.approx(0.5, abs=0.02)
     assert (draws > 0.2).float().mean().item() > 0.3  # choice 3: false, lambda often exceeds 0.2
-    assert _right("aug-mixup-alpha") == {2}
+    assert right_choices(TOPIC, "aug-mixup-alpha") == {2}
 
 
 def _cutmix(a: torch.Tensor, b: torch.Tensor, cx: int, cy: int, cut_w: int, cut_h: int):
@@ -109,11 +97,11 @@ def test_cutmix_lambda_comes_from_the_clipped_box_area():
 
     mixed, lam = _cutmix(a, b, cx=4, cy=4, cut_w=16, cut_h=16)
     share_from_a = mixed[0].mean().item()  # a's pixels are 1, b's are 0
-    assert lam == _questions()["aug-cutmix-clipped-lambda"].answer
+    assert lam == topic_questions(TOPIC)["aug-cutmix-clipped-lambda"].answer
     assert share_from_a == pytest.approx(lam)
     assert share_from_a != pytest.approx(0.75)  # the unclipped box's lambda is wrong here
     # the prompt asks for two or more decimal places: every such rounding passes, the trap does not
-    q = _questions()["aug-cutmix-clipped-lambda"]
+    q = topic_questions(TOPIC)["aug-cutmix-clipped-lambda"]
     assert all(check_answer(q, f"{lam:.{places}f}").correct for places in (2, 3, 4, 6))
     assert not check_answer(q, "0.75").correct and not check_answer(q, "0.140625").correct
 

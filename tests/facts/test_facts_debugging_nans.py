@@ -8,29 +8,17 @@ import contextlib
 import io
 import math
 import warnings
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
 NAN, INF = float("nan"), float("inf")
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "debugging-nans.yaml"
+TOPIC = "debugging-nans"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _naive_softmax(z: torch.Tensor) -> torch.Tensor:
@@ -70,7 +58,7 @@ def test_nan_never_equals_nan():
         else:
             print("C")
     assert printed.getvalue() == "B\n"
-    assert _right("nan-equality-check") == {3}
+    assert right_choices(TOPIC, "nan-equality-check") == {3}
 
 
 @pytest.mark.verifies("nan-log-of-softmax")
@@ -82,7 +70,7 @@ def test_log_of_softmax_vs_log_softmax():
     assert torch.equal(b, torch.tensor([-200.0, 0.0]))  # choice 3: false, b stays finite
     assert torch.softmax(z, dim=0)[0].item() == 0.0  # the probability underflowed, nothing overflowed
     assert not torch.isnan(torch.softmax(z, dim=0)).any()
-    assert _right("nan-log-of-softmax") == {2}
+    assert right_choices(TOPIC, "nan-log-of-softmax") == {2}
     # as a loss for class 0: inf through log(softmax), with NaN gradients; finite through log_softmax
     z1 = z.clone().requires_grad_()
     bad = -torch.log(torch.softmax(z1, dim=0))[0]
@@ -112,7 +100,7 @@ def test_detect_anomaly_names_the_backward_function():
             z = torch.sqrt(torch.tensor([-1.0, 1.0], requires_grad=True))
             assert math.isnan(z[0].item())
             assert torch.exp(torch.tensor([100.0], requires_grad=True)).item() == INF
-    assert _right("nan-detect-anomaly") == {0}
+    assert right_choices(TOPIC, "nan-detect-anomaly") == {0}
 
 
 @pytest.mark.verifies("nan-to-num-trap-card")
@@ -139,14 +127,14 @@ def test_fp16_exp_overflows_above_11():
     assert fp16_exp(12) == INF
     assert fp16_exp(11) == pytest.approx(59874, rel=1e-3)
     largest = max(n for n in range(30) if math.isfinite(fp16_exp(n)))
-    assert largest == _questions()["nan-fp16-exp-overflow"].answer
+    assert largest == topic_questions(TOPIC)["nan-fp16-exp-overflow"].answer
 
 
 @pytest.mark.verifies("nan-logsumexp-order")
 def test_stable_logsumexp_steps():
     x = torch.tensor([1000.0, 1000.0])
     # run the file's steps in the keyed order: each one uses only the results of earlier ones
-    steps = [item.strip("`") for item in _questions()["nan-logsumexp-order"].items]
+    steps = [item.strip("`") for item in topic_questions(TOPIC)["nan-logsumexp-order"].items]
     scope = {"torch": torch, "x": x}
     for step in steps:
         exec(step, scope)
@@ -177,7 +165,7 @@ def test_where_does_not_mask_the_nan_gradient():
     y.backward()
     assert y.item() == 0.0  # choice 2 (-inf) and choice 3 (nan): false
     assert math.isnan(x.grad[0].item()) and x.grad[1].item() == 1.0  # choice 1: true; choice 0: false
-    assert _right("nan-where-gradient-trap") == {1}
+    assert right_choices(TOPIC, "nan-where-gradient-trap") == {1}
     # the fix: make the input safe before the unsafe op
     x2 = torch.tensor([0.0, 1.0], requires_grad=True)
     torch.where(x2 > 0, torch.log(torch.where(x2 > 0, x2, torch.ones_like(x2))), torch.zeros_like(x2)).sum().backward()
@@ -192,7 +180,7 @@ def test_clip_grad_norm_spreads_nan():
     norm = torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0)  # choice 2: false, no error by default
     assert math.isnan(norm.item())  # choice 3: false, the norm is not sqrt(3)
     assert torch.isnan(p1.grad).all() and torch.isnan(p2.grad).all()  # choice 0: true; choice 1: false
-    assert _right("nan-clip-does-not-fix-nan") == {0}
+    assert right_choices(TOPIC, "nan-clip-does-not-fix-nan") == {0}
 
     p1.grad = torch.tensor([INF, 1.0])
     p2.grad = torch.tensor([1.0, 1.0])
@@ -245,7 +233,7 @@ def test_a_skipped_step_is_silent_except_for_the_scale():
     result, before, after, caught = iteration(overflow=False)
     assert result is None and after == before and calls == [1] and caught == []  # choice 1: no drop, no skip
     assert not torch.equal(p.detach(), torch.ones(2))
-    assert _right("nan-scaler-skip-signal") == {1}
+    assert right_choices(TOPIC, "nan-scaler-skip-signal") == {1}
 
 
 @pytest.mark.verifies("nan-scaler-skip-signal")

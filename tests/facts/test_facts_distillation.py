@@ -8,29 +8,17 @@ Neural Network"); the tests check what torch computes for it.
 """
 
 import warnings
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 from quizapp.bank.answers import check_answer
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "distillation.yaml"
+TOPIC = "distillation"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def soft_kl(s, t, T, reduction="batchmean"):
@@ -48,13 +36,13 @@ def grad_wrt_student(s, t, T, t_squared=True):
 def test_softened_top_probability():
     z = torch.tensor([3.0, 1.0, 0.0])
     p4 = F.softmax(z / 4, dim=-1)
-    assert p4[0].item() == pytest.approx(_questions()["kd-temperature-prob"].answer, abs=5e-4)
+    assert p4[0].item() == pytest.approx(topic_questions(TOPIC)["kd-temperature-prob"].answer, abs=5e-4)
     assert p4[1].item() == pytest.approx(0.292, abs=5e-4)
     assert p4[2].item() == pytest.approx(0.227, abs=5e-4)
     p1 = F.softmax(z, dim=-1)
     assert torch.allclose(p1, torch.tensor([0.844, 0.114, 0.042]), atol=5e-4)
     # the value rounded to 3 places passes; the T = 1 value and the other classes' do not
-    q = _questions()["kd-temperature-prob"]
+    q = topic_questions(TOPIC)["kd-temperature-prob"]
     assert check_answer(q, f"{p4[0].item():.3f}").correct
     assert not any(check_answer(q, wrong).correct for wrong in ("0.844", "0.292", "0.5"))
 
@@ -85,7 +73,7 @@ def test_t_squared_keeps_gradient_size():
     entropy = -(p_t * p_t.log()).sum(-1).mean()
     assert ce.item() == pytest.approx((soft_kl(s, t, T) + entropy).item(), rel=1e-5)
     assert ce.item() != pytest.approx((T * T * soft_kl(s, t, T)).item(), rel=1e-2)
-    assert _right("kd-why-t-squared") == {1}
+    assert right_choices(TOPIC, "kd-why-t-squared") == {1}
 
 
 @pytest.mark.verifies("kd-kl-direction")
@@ -111,7 +99,7 @@ def test_kl_div_argument_roles():
     big_s, big_t = torch.tensor([[1000.0, 0.0, -1000.0]]), torch.tensor([[0.0, 1000.0, 0.0]])
     assert torch.isnan(F.kl_div(torch.log(F.softmax(big_s, -1)), F.softmax(big_t, -1), reduction="batchmean"))
     assert torch.isfinite(F.kl_div(F.log_softmax(big_s, -1), F.softmax(big_t, -1), reduction="batchmean"))
-    assert _right("kd-kl-direction") == {0}
+    assert right_choices(TOPIC, "kd-kl-direction") == {0}
 
 
 @pytest.mark.verifies("kd-batchmean")
@@ -123,7 +111,7 @@ def test_mean_is_num_classes_times_smaller():
         warnings.simplefilter("always")
         mean = soft_kl(s, t, 1.0, reduction="mean")
     batchmean = soft_kl(s, t, 1.0, reduction="batchmean")
-    assert (batchmean / mean).item() == pytest.approx(_questions()["kd-batchmean"].answer, rel=1e-5)
+    assert (batchmean / mean).item() == pytest.approx(topic_questions(TOPIC)["kd-batchmean"].answer, rel=1e-5)
     assert (batchmean / mean).item() == pytest.approx(s.shape[1], rel=1e-5)  # the number of classes
     assert any("batchmean" in str(w.message) for w in caught)
 
@@ -164,13 +152,13 @@ def test_eval_and_no_grad_do_different_jobs():
         p_t = F.softmax(teacher(x), dim=-1)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
         F.kl_div(F.log_softmax(s, dim=-1), p_t, reduction="batchmean").backward()
-    assert _right("kd-teacher-eval") == {2, 4}
+    assert right_choices(TOPIC, "kd-teacher-eval") == {2, 4}
 
 
 @pytest.mark.verifies("kd-order-temperature")
 def test_entropy_rises_with_temperature():
     z = torch.tensor([3.0, 1.0, 0.0, -1.0])
-    temps = [float(item.split("=")[1]) for item in _questions()["kd-order-temperature"].items]  # the keyed order
+    temps = [float(item.split("=")[1]) for item in topic_questions(TOPIC)["kd-order-temperature"].items]  # the keyed order
     ent = []
     for T in temps:
         p = F.softmax(z / T, dim=-1)
@@ -202,7 +190,7 @@ def test_log_of_softmax_gives_nan_log_softmax_does_not():
     big_s, big_t = s * 100, t * 100
     assert torch.isnan(F.kl_div(torch.log(F.softmax(big_s / T, dim=-1)), F.softmax(big_t / T, dim=-1),
                                 reduction="batchmean"))
-    assert _right("kd-large-logits-nan") == {3}
+    assert right_choices(TOPIC, "kd-large-logits-nan") == {3}
 
 
 @pytest.mark.verifies("kd-high-temperature-limit")
@@ -231,4 +219,4 @@ def test_high_temperature_limit_is_logit_matching():
     # choice 3: false. The T = 1 gradient is a different vector
     at_one = (F.softmax(s, dim=-1) - F.softmax(t, dim=-1)) / B
     assert ((high - at_one).norm() / at_one.norm()).item() > 0.3
-    assert _right("kd-high-temperature-limit") == {2}
+    assert right_choices(TOPIC, "kd-high-temperature-limit") == {2}

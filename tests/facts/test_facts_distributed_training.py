@@ -14,8 +14,6 @@ questions compute the keyed value themselves.
 from __future__ import annotations
 
 import tempfile
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
@@ -23,21 +21,11 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DistributedSampler
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 from quizapp.bank.answers import check_answer
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "distributed-training.yaml"
+TOPIC = "distributed-training"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 @pytest.mark.verifies("dist-ddp-buckets")
@@ -91,7 +79,7 @@ def test_ddp_buckets_go_out_during_backward_in_full_precision():
     assert all(b[1] == torch.float32 for b in buckets)
     # choice 0: false (single-rank side). Every parameter keeps its whole gradient after backward
     assert all(p.grad is not None and p.grad.shape == p.shape for p in model.parameters())
-    assert _right("dist-ddp-buckets") == {3}
+    assert right_choices(TOPIC, "dist-ddp-buckets") == {3}
 
 
 @pytest.mark.verifies("dist-set-epoch")
@@ -110,7 +98,7 @@ def test_without_set_epoch_every_epoch_has_the_same_order():
     reshuffled = [list(s) for s in samplers]
     assert reshuffled != first
     assert sorted(i for shard in reshuffled for i in shard) == data
-    assert _right("dist-set-epoch") == {0}
+    assert right_choices(TOPIC, "dist-set-epoch") == {0}
 
 
 @pytest.mark.verifies("dist-sampler-padding")
@@ -120,7 +108,7 @@ def test_distributed_sampler_pads_by_repeating_indices():
     assert all(len(s) == 126 for s in shards)
     handed_out = [i for s in shards for i in s]
     assert len(handed_out) == 1008
-    assert len(handed_out) - len(set(handed_out)) == _questions()["dist-sampler-padding"].answer
+    assert len(handed_out) - len(set(handed_out)) == topic_questions(TOPIC)["dist-sampler-padding"].answer
     assert set(handed_out) == set(data)
     dropped = [list(DistributedSampler(data, num_replicas=8, rank=r, shuffle=False, drop_last=True)) for r in range(8)]
     assert all(len(s) == 125 for s in dropped)
@@ -161,7 +149,7 @@ def test_ring_all_reduce_sends_2_n_minus_1_over_n_of_the_buffer():
     for r in range(n):
         assert torch.allclose(reduced[r], total)
     assert all(s == 2 * (n - 1) * size // n for s in sent)
-    assert sent[0] / size == _questions()["dist-ring-allreduce"].answer  # 1 GB buffer on 8 GPUs, in GB
+    assert sent[0] / size == topic_questions(TOPIC)["dist-ring-allreduce"].answer  # 1 GB buffer on 8 GPUs, in GB
 
 
 def _gpipe_idle_fraction(p: int, m: int) -> float:
@@ -185,12 +173,12 @@ def _gpipe_idle_fraction(p: int, m: int) -> float:
 @pytest.mark.verifies("dist-pipeline-bubble")
 def test_pipeline_bubble_fraction():
     assert _gpipe_idle_fraction(4, 8) == pytest.approx(3 / 11)
-    assert _gpipe_idle_fraction(4, 8) == pytest.approx(_questions()["dist-pipeline-bubble"].answer, rel=1e-3)
+    assert _gpipe_idle_fraction(4, 8) == pytest.approx(topic_questions(TOPIC)["dist-pipeline-bubble"].answer, rel=1e-3)
     for p, m in [(2, 1), (4, 32), (8, 8), (3, 5)]:
         assert _gpipe_idle_fraction(p, m) == pytest.approx((p - 1) / (m + p - 1))
     assert _gpipe_idle_fraction(4, 32) == pytest.approx(3 / 35)
     # two or more decimal places, or the fraction, pass; Megatron's (p - 1) / m and p / m do not
-    q = _questions()["dist-pipeline-bubble"]
+    q = topic_questions(TOPIC)["dist-pipeline-bubble"]
     bubble = _gpipe_idle_fraction(4, 8)
     assert all(check_answer(q, f"{bubble:.{places}f}").correct for places in (2, 3, 4))
     assert check_answer(q, "3/11").correct
@@ -227,11 +215,11 @@ def test_zero_stage_2_memory_per_gpu():
     }
     gb = {k: v / 1e9 for k, v in per_gpu.items()}
     assert gb["stage2"] == pytest.approx(16.640625)
-    assert gb["stage2"] == pytest.approx(_questions()["dist-zero-memory"].answer, abs=0.01)
+    assert gb["stage2"] == pytest.approx(topic_questions(TOPIC)["dist-zero-memory"].answer, abs=0.01)
     assert gb["ddp"] == pytest.approx(120)
     assert round(gb["stage1"], 1) == 31.4 and round(gb["stage3"], 1) == 1.9
     # one or more decimal places pass; the other stages and GiB instead of GB do not
-    q = _questions()["dist-zero-memory"]
+    q = topic_questions(TOPIC)["dist-zero-memory"]
     assert all(check_answer(q, f"{gb['stage2']:.{places}f}").correct for places in (1, 2, 3))
     wrong = [gb["stage1"], gb["stage3"], gb["ddp"], per_gpu["stage2"] / 2**30, fp16 * psi / 1e9]
     assert not any(check_answer(q, f"{w:.2f}").correct for w in wrong)

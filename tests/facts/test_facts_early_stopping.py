@@ -8,27 +8,15 @@ the test checks the factors themselves.
 """
 
 import copy
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "early-stopping.yaml"
+TOPIC = "early-stopping"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _early_stopping(losses, patience, min_delta):
@@ -54,7 +42,7 @@ VAL_LOSSES = [1.00, 0.90, 0.86, 0.855, 0.852, 0.83, 0.825, 0.822, 0.821, 0.70]
 def test_patience_and_min_delta_simulation():
     losses = torch.tensor(VAL_LOSSES, dtype=torch.float64).tolist()
     assert _early_stopping(losses, patience=3, min_delta=0.01) == (9, 6)
-    assert _early_stopping(losses, patience=3, min_delta=0.01)[0] == _questions()["es-patience-min-delta"].answer
+    assert _early_stopping(losses, patience=3, min_delta=0.01)[0] == topic_questions(TOPIC)["es-patience-min-delta"].answer
     # without min_delta every tiny decrease resets the counter and training never stops
     assert _early_stopping(losses, patience=3, min_delta=0.0) == (None, 10)
 
@@ -80,7 +68,7 @@ def test_state_dict_is_a_live_view_and_deepcopy_is_a_snapshot():
     # choice 0 and choice 3: false. A snapshot of the same model object loads, with no optimizer state
     model.load_state_dict(best_copy)
     assert torch.equal(model.weight, at_best)
-    assert _right("es-state-dict-alias") == {2}
+    assert right_choices(TOPIC, "es-state-dict-alias") == {2}
 
 
 @pytest.mark.verifies("es-reduce-lr-on-plateau-patience")
@@ -93,7 +81,7 @@ def test_reduce_lr_on_plateau_waits_patience_plus_one_bad_epochs():
         scheduler.step(loss)
         if first_drop is None and optimizer.param_groups[0]["lr"] < 1.0:
             first_drop = call
-    assert first_drop == _questions()["es-reduce-lr-on-plateau-patience"].answer
+    assert first_drop == topic_questions(TOPIC)["es-reduce-lr-on-plateau-patience"].answer
     assert optimizer.param_groups[0]["lr"] == pytest.approx(0.1)  # default factor
     # the same curve under Keras/Lightning-style counting with patience=2 stops at epoch 4
     assert _early_stopping([1.0, 0.9, 0.9, 0.9, 0.9, 0.9], patience=2, min_delta=0.0)[0] == 4
@@ -119,7 +107,7 @@ def test_accuracy_and_loss_can_both_go_up():
     assert (p_late[:2, 0] > p_early[:2, 0]).all()
     # choice 2: false. Every prediction got more confident, mistakes included
     assert (p_late.max(1).values > p_early.max(1).values).all()
-    assert _right("es-loss-vs-accuracy") == {3}
+    assert right_choices(TOPIC, "es-loss-vs-accuracy") == {3}
 
 
 @pytest.mark.verifies("es-gd-filter-factors")
@@ -148,7 +136,7 @@ def test_gradient_descent_from_zero_applies_spectral_filter_factors():
                   lr * eigvals * steps):  # choice 3: false, the small-t approximation
         assert not torch.allclose(along, wrong * (eigvecs.T @ w_star), atol=1e-3)
     assert (lr * eigvals * steps).max() > 1  # the linear form even exceeds 1
-    assert _right("es-gd-filter-factors") == {0}
+    assert right_choices(TOPIC, "es-gd-filter-factors") == {0}
     # large-eigenvalue directions are fitted, small ones barely moved: like ridge's lam / (lam + alpha)
     assert factors[-1] > 0.99 and factors[0] < 0.1
     assert all(b >= a - 1e-12 for a, b in zip(norms, norms[1:]))  # the weight norm only grows

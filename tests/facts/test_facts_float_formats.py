@@ -7,26 +7,14 @@ checked through the flags torch exposes (no GPU is needed to read and set them);
 route float32 matmuls to TF32 tensor cores rests on the PyTorch "CUDA semantics" notes page.
 """
 
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "float-formats.yaml"
+TOPIC = "float-formats"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def cast(value: float, dtype: torch.dtype) -> float:
@@ -68,7 +56,7 @@ def test_layouts_ranges_and_precision():
 @pytest.mark.verifies("fmt-fp16-max")
 def test_fp16_max():
     assert torch.finfo(torch.float16).max == 65504.0 == (2 - 2.0**-10) * 2.0**15
-    assert torch.finfo(torch.float16).max == _questions()["fmt-fp16-max"].answer
+    assert torch.finfo(torch.float16).max == topic_questions(TOPIC)["fmt-fp16-max"].answer
     assert cast(65504.0, torch.float16) == 65504.0
 
 
@@ -79,7 +67,7 @@ def test_fp16_overflow_boundary():
     assert cast(65520.0, torch.float16) == float("inf")  # choice 2: true
     assert cast(-65519.0, torch.float16) == -65504.0  # choice 3: false
     assert cast(1e-8, torch.float16) == 0.0  # choice 4: false, underflow, not overflow
-    assert _right("fmt-fp16-overflow-boundary") == {2}
+    assert right_choices(TOPIC, "fmt-fp16-overflow-boundary") == {2}
 
 
 @pytest.mark.verifies("fmt-bf16-no-loss-scaling")
@@ -105,7 +93,7 @@ def test_bf16_keeps_tiny_gradients_that_fp16_loses():
         assert out.dtype == dtype
         out.float().sum().backward()
         assert lin.weight.grad.dtype == torch.float32
-    assert _right("fmt-bf16-no-loss-scaling") == {1}
+    assert right_choices(TOPIC, "fmt-bf16-no-loss-scaling") == {1}
 
 
 @pytest.mark.verifies("fmt-tf32-switches")
@@ -126,7 +114,7 @@ def test_tf32_switches(restore_tf32_flags):
     # choice 5: false. bf16 autocast runs the matmul in bfloat16, not in float32-with-TF32
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert (torch.randn(2, 2) @ torch.randn(2, 2)).dtype == torch.bfloat16
-    assert _right("fmt-tf32-switches") == {1, 4}
+    assert right_choices(TOPIC, "fmt-tf32-switches") == {1, 4}
 
 
 @pytest.mark.verifies("fmt-fp8-card")
@@ -149,7 +137,7 @@ def test_rounding_examples():
     assert torch.tensor(257.0, dtype=torch.bfloat16).item() == 256.0  # choice 3: true
     assert torch.tensor(0.1, dtype=torch.float16).item() == 0.0999755859375  # choice 4: false
     assert (torch.tensor(1.0, dtype=torch.bfloat16) + 0.001).item() == 1.0  # choice 5: true
-    assert _right("fmt-rounding-examples") == {1, 3, 5}
+    assert right_choices(TOPIC, "fmt-rounding-examples") == {1, 3, 5}
 
 
 @pytest.mark.verifies("fmt-fp16-counter-stalls")
@@ -158,7 +146,7 @@ def test_fp16_counter_stalls_at_2048():
     for _ in range(5000):
         c = c + 1
     assert c.dtype == torch.float16
-    assert c.item() == 2048.0 == _questions()["fmt-fp16-counter-stalls"].answer
+    assert c.item() == 2048.0 == topic_questions(TOPIC)["fmt-fp16-counter-stalls"].answer
     b = torch.tensor(0.0, dtype=torch.bfloat16)
     for _ in range(300):
         b = b + 1
@@ -175,4 +163,4 @@ def test_fp16_subnormal_gradient():
     assert got != 0.0  # choice 0: false, no underflow to zero
     assert got < torch.finfo(torch.float16).tiny  # choice 2: false, not clamped to 6.1e-5
     assert cast(2.0**-25, torch.float16) == 0.0
-    assert _right("fmt-fp16-subnormal-gradient") == {3}
+    assert right_choices(TOPIC, "fmt-fp16-subnormal-gradient") == {3}

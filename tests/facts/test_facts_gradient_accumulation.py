@@ -8,28 +8,16 @@ choices found true. Numeric questions compute the keyed value themselves.
 from __future__ import annotations
 
 import copy
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "gradient-accumulation.yaml"
+TOPIC = "gradient-accumulation"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _data(n: int, d_in: int = 6, seed: int = 0):
@@ -81,7 +69,7 @@ def test_without_division_the_gradient_is_k_times_too_large():
     model.zero_grad(set_to_none=True)
     F.mse_loss(model(x[12:]), y[12:]).backward()
     assert not torch.allclose(undivided, _grads(model), rtol=0.5)  # choice 2: false, nothing is overwritten
-    assert _right("accum-divide-by-k") == {0}
+    assert right_choices(TOPIC, "accum-divide-by-k") == {0}
 
 
 @pytest.mark.verifies("accum-zero-grad-placement")
@@ -120,7 +108,7 @@ def test_zero_grad_inside_the_group_keeps_only_the_last_micro_batch():
         for xb, yb in zip(xs.chunk(4), ys.chunk(4)):
             (F.mse_loss(model(xb), yb) / 4).backward()
     assert torch.allclose(_grads(model), steps[0] + steps[1], rtol=1e-5, atol=1e-7)
-    assert _right("accum-zero-grad-placement") == {2}
+    assert right_choices(TOPIC, "accum-zero-grad-placement") == {2}
 
 
 def _one_step(model, x, y, opt_cls, k: int | None, clip: float | None = None, order=None):
@@ -170,7 +158,7 @@ def test_what_breaks_exactness_and_what_does_not():
     for sl in (slice(0, 2), slice(2, 10)):
         (F.cross_entropy(logits[sl], labels[sl]) / 2).backward()
     assert _rel_err(logits.grad, right) > 0.3  # choice 5: true
-    assert _right("accum-exactness-conditions") == {2, 5}
+    assert right_choices(TOPIC, "accum-exactness-conditions") == {2, 5}
 
 
 @pytest.mark.verifies("accum-unequal-fix")
@@ -202,7 +190,7 @@ def test_unequal_micro_batches_need_n_i_over_n():
     for xb, yb in parts[:3]:
         (F.mse_loss(model(xb), yb) / 4).backward()
     assert _rel_err(_grads(model), full) > 1e-2
-    assert _right("accum-unequal-fix") == {4}
+    assert right_choices(TOPIC, "accum-unequal-fix") == {4}
 
 
 @pytest.mark.verifies("accum-unequal-error")
@@ -211,7 +199,7 @@ def test_scalar_example_of_dividing_by_k():
     groups = [torch.tensor([1.0, 2.0, 3.0]), torch.tensor([6.0])]
     for xs in groups:
         ((w * xs).mean() / 2).backward()
-    assert w.grad.item() == _questions()["accum-unequal-error"].answer
+    assert w.grad.item() == topic_questions(TOPIC)["accum-unequal-error"].answer
     w.grad = None
     for xs in groups:
         ((w * xs).mean() * len(xs) / 4).backward()
@@ -243,7 +231,7 @@ def test_per_micro_batch_token_mean_overweights_short_micro_batches():
     # The gradient of one token's CE is weight * (softmax - onehot): compare the weights.
     ratio_a = wrong_a[:2].norm() / right_a[:2].norm()
     ratio_b = wrong_b.norm() / right_b.norm()
-    assert ratio_a.item() == pytest.approx(_questions()["accum-token-normalisation"].answer, rel=1e-5)
+    assert ratio_a.item() == pytest.approx(topic_questions(TOPIC)["accum-token-normalisation"].answer, rel=1e-5)
     assert ratio_b.item() == pytest.approx(0.625, rel=1e-5)
     assert torch.count_nonzero(wrong_a[2:]) == 0  # padding contributes nothing
 
@@ -290,7 +278,7 @@ def test_clip_the_accumulated_gradient_once():
         return torch.cat([p.detach().reshape(-1) for p in m.parameters()])
 
     assert not torch.allclose(step_with(clip_before=False), step_with(clip_before=True), atol=1e-4)
-    assert _right("accum-clip-where") == {1}
+    assert right_choices(TOPIC, "accum-clip-where") == {1}
 
 
 @pytest.mark.verifies("accum-order-amp", "accum-gradscaler")
@@ -325,7 +313,7 @@ def test_grad_scaler_with_accumulation():
 
     # the file's keyed order is the order this test ran them in
     markers = ["autocast", "scaler.scale(", "unscale_", "clip_grad_norm_", "scaler.step", "scaler.update"]
-    items = _questions()["accum-order-amp"].items
+    items = topic_questions(TOPIC)["accum-order-amp"].items
     assert [next(i for i, item in enumerate(items) if m in item) for m in markers] == list(range(len(markers)))
 
     # An inf in one micro-batch of the group skips the whole step and halves the scale.

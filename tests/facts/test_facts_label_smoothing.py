@@ -7,28 +7,16 @@ choices found true.
 
 import math
 import re
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "label-smoothing.yaml"
+TOPIC = "label-smoothing"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _smoothed_target(label: int, num_classes: int, eps: float) -> torch.Tensor:
@@ -58,7 +46,7 @@ def test_torch_smooths_towards_eps_over_k_on_every_class():
     assert not same_loss_as([0.9, 0.1 / 3, 0.1 / 3, 0.1 / 3])  # choice 0: the eps/(K-1) variant
     assert not same_loss_as([0.9, 0.025, 0.025, 0.025])  # choice 1: sums to 0.975
     assert not same_loss_as([0.9, 0.1, 0.1, 0.1])  # choice 2: sums to 1.2
-    assert _right("ls-target-distribution") == {3}
+    assert right_choices(TOPIC, "ls-target-distribution") == {3}
 
 
 @pytest.mark.verifies("ls-ce-value")
@@ -66,7 +54,7 @@ def test_smoothed_cross_entropy_value():
     logits = torch.tensor([[2.0, 1.0, 0.0]])
     target = torch.tensor([0])
     assert F.cross_entropy(logits, target).item() == pytest.approx(0.4076, abs=1e-4)
-    key = _questions()["ls-ce-value"].answer
+    key = topic_questions(TOPIC)["ls-ce-value"].answer
     assert F.cross_entropy(logits, target, label_smoothing=0.1).item() == pytest.approx(key, abs=1e-4)
     assert nn.CrossEntropyLoss(label_smoothing=0.1)(logits, target).item() == pytest.approx(key, abs=1e-4)
 
@@ -76,7 +64,7 @@ def test_minimum_loss_is_the_entropy_of_the_smoothed_target():
     k, eps = 10, 0.1
     q = _smoothed_target(0, k, eps)
     floor = _entropy(q)
-    assert floor == pytest.approx(_questions()["ls-minimum-loss"].answer, abs=1e-4)
+    assert floor == pytest.approx(topic_questions(TOPIC)["ls-minimum-loss"].answer, abs=1e-4)
 
     target = torch.tensor([0])
     at_optimum = F.cross_entropy(q.log()[None], target, label_smoothing=eps).item()
@@ -102,7 +90,7 @@ def test_minimum_loss_is_the_entropy_of_the_smoothed_target():
     assert loss_at_gap(40) > loss_at_gap(20) > 0.5  # choice 1: false, it does not go towards 0
     assert loss_at_gap(20) > floor + 1.0  # choice 2: false, it does not stay at the floor
     assert loss_at_gap(0) != pytest.approx(loss_at_gap(10))  # choice 3: false, it depends on the gap
-    assert _right("ls-logit-gap") == {0}
+    assert right_choices(TOPIC, "ls-logit-gap") == {0}
 
 
 @pytest.mark.verifies("ls-torch-semantics")
@@ -151,7 +139,7 @@ def test_label_smoothing_semantics_in_cross_entropy():
     q = z.detach().softmax(-1)[0] - z.grad[0]
     assert q[0].item() == pytest.approx(1 - eps + eps / k, rel=1e-5)
     assert q[0].item() != pytest.approx(1 - eps, rel=1e-3)
-    assert _right("ls-torch-semantics") == {0, 1, 3}
+    assert right_choices(TOPIC, "ls-torch-semantics") == {0, 1, 3}
 
 
 @pytest.mark.verifies("ls-gradient")
@@ -167,13 +155,13 @@ def test_gradient_is_softmax_minus_smoothed_target():
     assert not torch.allclose(z.grad[0], p - one_hot)  # choice 0: false
     assert not torch.allclose(z.grad[0], (1 - eps) * (p - one_hot))  # choice 1: false
     assert not torch.allclose(z.grad[0], q - p)  # choice 3: false
-    assert _right("ls-gradient") == {2}
+    assert right_choices(TOPIC, "ls-gradient") == {2}
 
 
 @pytest.mark.verifies("ls-min-loss-order")
 def test_minimum_loss_order():
     # the settings in the file's order, which is the keyed order: it must rise strictly
-    items = _questions()["ls-min-loss-order"].items
+    items = topic_questions(TOPIC)["ls-min-loss-order"].items
     settings = [tuple(float(v) for v in re.findall(r"= ([0-9.]+)", item)) for item in items]
     floors = [_entropy(_smoothed_target(0, int(k), eps)) for eps, k in settings]
     assert all(a < b for a, b in zip(floors, floors[1:]))

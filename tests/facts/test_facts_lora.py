@@ -7,27 +7,15 @@ adapters from one merged copy (the test shows a merged weight reproduces only it
 """
 
 import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "lora.yaml"
+TOPIC = "lora"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 class RefLoRALinear(nn.Module):
@@ -75,7 +63,7 @@ def test_shapes_of_a_and_b():
     assert update_shape((1024, 8), (8, 4096)) is None  # choice 0: B @ A undefined
     assert update_shape((8, 4096), (1024, 8)) == (1024, 4096) != weight_shape  # choice 1: transposed
     assert update_shape((4096, 1024), (4096, 1024)) is None  # choice 2: undefined, and full size
-    assert _right("lora-shapes") == {3}
+    assert right_choices(TOPIC, "lora-shapes") == {3}
 
 
 @pytest.mark.verifies("lora-init-gradients")
@@ -117,7 +105,7 @@ def test_init_output_and_first_gradients():
         with torch.no_grad():
             for p in (both_zero.lora_A, both_zero.lora_B):
                 p -= 0.1 * p.grad
-    assert _right("lora-init-gradients") == {0, 3}
+    assert right_choices(TOPIC, "lora-init-gradients") == {0, 3}
 
 
 @pytest.mark.verifies("lora-param-count-qv")
@@ -127,7 +115,7 @@ def test_param_count_q_v_rank8():
         for _proj in ("q_proj", "v_proj"):
             base = nn.Linear(4096, 4096, device="meta")
             total += lora_params(RefLoRALinear(base, rank=8, alpha=16))
-    assert total == _questions()["lora-param-count-qv"].answer
+    assert total == topic_questions(TOPIC)["lora-param-count-qv"].answer
     assert 4096 * 4096 // (8 * (4096 + 4096)) == 256
 
 
@@ -139,7 +127,7 @@ def test_param_count_all_linear_rank16():
         for i, o in shapes
     )
     assert per_layer == 1249280
-    assert per_layer * 32 == _questions()["lora-param-count-all-linear"].answer
+    assert per_layer * 32 == topic_questions(TOPIC)["lora-param-count-all-linear"].answer
     assert 0.0059 < 39976960 / 6738415616 < 0.0060  # LLaMA-2-7B has 6,738,415,616 parameters
     assert per_layer * 32 / (32 * 2 * 8 * (4096 + 4096)) == pytest.approx(9.5, abs=0.05)  # vs q/v at r = 8
 
@@ -179,7 +167,7 @@ def test_merge_matches_unmerged_and_can_be_undone():
         kept = q(w + delta) - q(w)
         rel_err = ((kept - delta).norm() / delta.norm()).item()
         assert rel_err > 0.5
-    assert _right("lora-merge") == {1, 4}
+    assert right_choices(TOPIC, "lora-merge") == {1, 4}
 
 
 @pytest.mark.verifies("lora-dropout-at-init")
@@ -198,7 +186,7 @@ def test_dropout_has_no_effect_while_b_is_zero():
     assert not torch.equal(layer(x), layer(x))
     layer.eval()
     assert torch.equal(layer(x), layer(x))
-    assert _right("lora-dropout-at-init") == {0}
+    assert right_choices(TOPIC, "lora-dropout-at-init") == {0}
 
 
 class _Block(nn.Module):
@@ -252,4 +240,4 @@ def test_substring_matching_bugs_and_exact_fix():
     _exact_add_lora(fixed)
     _exact_add_lora(fixed)
     assert _wrapped(fixed) == ["attn.q_proj", "attn.v_proj"]
-    assert _right("lora-add-lora-substring-bug") == {1, 2, 4, 5}
+    assert right_choices(TOPIC, "lora-add-lora-substring-bug") == {1, 2, 4, 5}

@@ -8,8 +8,6 @@ here from the formulas in transformers' `optimization.py` (as REFERENCE-FACTS.md
 
 import math
 import warnings
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
@@ -23,20 +21,10 @@ from torch.optim.lr_scheduler import (
     StepLR,
 )
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "lr-schedules.yaml"
+TOPIC = "lr-schedules"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _sgd(lr=1.0, **kwargs):
@@ -105,7 +93,7 @@ def test_first_optimizer_step_runs_at_lambda_of_zero():
     _, optimizer = _sgd(lr=1e-3)
     LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 100))
     assert _lr(optimizer) == pytest.approx(1e-5)
-    assert _right("sched-lambdalr-first-step") == {2}
+    assert right_choices(TOPIC, "sched-lambdalr-first-step") == {2}
 
 
 @pytest.mark.verifies("sched-step-order")
@@ -151,7 +139,7 @@ def test_epoch_designed_steplr_stepped_per_batch_decays_after_30_batches():
     _advance(optimizer, scheduler, 500 - 30)  # end of the first 500-batch epoch
     assert _lr(optimizer) == pytest.approx(0.1 * 0.1 ** 16)  # choice 3: sixteen decays
     assert 500 // 30 == 16
-    assert _right("sched-step-vs-epoch") == {3}
+    assert right_choices(TOPIC, "sched-step-vs-epoch") == {3}
 
 
 @pytest.mark.verifies("sched-onecycle")
@@ -177,7 +165,7 @@ def test_onecycle_defaults():
     assert _lr(optimizer) == pytest.approx(5.07e-4, rel=1e-2)  # choice 5: false, the lr rises
     with pytest.raises(ValueError, match="Tried to step 101 times"):
         scheduler.step()  # choice 5: false, then it raises instead of holding
-    assert _right("sched-onecycle") == {0, 1, 2}
+    assert right_choices(TOPIC, "sched-onecycle") == {0, 1, 2}
 
 
 @pytest.mark.verifies("sched-warmup-cosine-value")
@@ -193,7 +181,7 @@ def test_warmup_cosine_value_with_floor():
         milestones=[warmup],
     )
     _advance(optimizer, scheduler, 400)
-    assert _lr(optimizer) == pytest.approx(_questions()["sched-warmup-cosine-value"].answer, rel=1e-6)
+    assert _lr(optimizer) == pytest.approx(topic_questions(TOPIC)["sched-warmup-cosine-value"].answer, rel=1e-6)
     _advance(optimizer, scheduler, 600)
     assert _lr(optimizer) == pytest.approx(3e-5, rel=1e-6)
 
@@ -247,7 +235,7 @@ def test_which_schedules_rise_past_their_end():
     assert _lr(optimizer) > 1000 * last
     with pytest.raises(ValueError):
         _advance(optimizer, scheduler, 1)
-    assert _right("sched-past-total") == {0, 1}
+    assert right_choices(TOPIC, "sched-past-total") == {0, 1}
 
 
 def _checkpoint_at(step):

@@ -7,28 +7,16 @@ PyTorch docs' "Automatic Mixed Precision package" page.
 """
 
 import warnings
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "mixed-precision.yaml"
+TOPIC = "mixed-precision"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _scaler_iteration(scaler, opt, param, *, overflow: bool) -> None:
@@ -61,7 +49,7 @@ def test_torch_cuda_amp_is_deprecated_and_inert_on_cpu_tensors():
         loss = torch.tensor(3.0)
         assert scaler.scale(loss) is loss
         assert scaler.get_scale() == 1.0
-    assert _right("amp-deprecated-cuda-amp") == {1}
+    assert right_choices(TOPIC, "amp-deprecated-cuda-amp") == {1}
 
 
 @pytest.mark.verifies("amp-scale-after-overflows")
@@ -73,7 +61,7 @@ def test_default_scale_after_five_overflows():
     opt = torch.optim.SGD([p], lr=0.1)
     for _ in range(5):
         _scaler_iteration(scaler, opt, p, overflow=True)
-    assert scaler.get_scale() == _questions()["amp-scale-after-overflows"].answer
+    assert scaler.get_scale() == topic_questions(TOPIC)["amp-scale-after-overflows"].answer
     assert torch.equal(p.detach(), torch.ones(3))  # every one of those steps was skipped
 
 
@@ -111,7 +99,7 @@ def test_autocast_state_on_cpu():
     assert printed != (torch.bfloat16, True, True)  # choice 0: false
     assert printed != (torch.float16, False, True)  # choice 1: false
     assert printed != (torch.bfloat16, False, False)  # choice 3: false
-    assert _right("amp-autocast-state-cpu") == {2}
+    assert right_choices(TOPIC, "amp-autocast-state-cpu") == {2}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -134,7 +122,7 @@ def test_cuda_autocast_float32_ops():
         q = h.unsqueeze(1)
         assert F.scaled_dot_product_attention(q, q, q).dtype == torch.float16  # choice 6: false
         assert torch.relu(h).dtype == torch.float16  # choice 7: false
-    assert _right("amp-cuda-fp32-ops") == {0, 1, 2, 3}
+    assert right_choices(TOPIC, "amp-cuda-fp32-ops") == {0, 1, 2, 3}
 
 
 @pytest.mark.verifies("amp-step-order")
@@ -186,7 +174,7 @@ def test_cpu_autocast_output_dtypes():
     assert c.dtype == torch.float32  # choice 2: false
     assert d.dtype == torch.float32  # choice 3: false
     assert e.dtype == torch.bfloat16  # choice 4: true
-    assert _right("amp-cpu-autocast-dtypes") == {0, 1, 4}
+    assert right_choices(TOPIC, "amp-cpu-autocast-dtypes") == {0, 1, 4}
 
 
 @pytest.mark.verifies("amp-scaler-growth-backoff")
@@ -200,7 +188,7 @@ def test_growth_and_backoff_trajectory():
         _scaler_iteration(scaler, opt, p, overflow=outcome == "inf")
         scales.append(scaler.get_scale())
     assert scales == [1024.0, 1024.0, 512.0, 512.0, 512.0, 256.0, 256.0, 256.0, 512.0]
-    assert scales[-1] == _questions()["amp-scaler-growth-backoff"].answer
+    assert scales[-1] == topic_questions(TOPIC)["amp-scaler-growth-backoff"].answer
 
 
 @pytest.mark.verifies("amp-double-unscale")
@@ -221,4 +209,4 @@ def test_second_unscale_raises():
     with pytest.raises(RuntimeError, match="step\\(\\) has already been called"):
         scaler.step(opt)
     scaler.update()
-    assert _right("amp-double-unscale") == {0}
+    assert right_choices(TOPIC, "amp-double-unscale") == {0}

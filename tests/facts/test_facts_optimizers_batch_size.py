@@ -5,26 +5,14 @@ its index in the file) and then checks that the file's key is exactly the set fo
 Numeric answers are computed here and compared with the file's key.
 """
 
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "optimizers-batch-size.yaml"
+TOPIC = "optimizers-batch-size"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _one_step(optimizer_cls, value, grad, **kwargs):
@@ -48,7 +36,7 @@ def test_sgd_momentum_steady_state_step_is_lr_over_one_minus_mu():
         steps.append(before - param.item())
     assert steps[0] == pytest.approx(0.1)  # torch's buffer starts at the first gradient
     assert steps[-1] == pytest.approx(0.1 / (1 - 0.9), rel=1e-4)
-    assert steps[-1] == pytest.approx(_questions()["opt-sgd-momentum-steady-state"].answer, rel=1e-3)
+    assert steps[-1] == pytest.approx(topic_questions(TOPIC)["opt-sgd-momentum-steady-state"].answer, rel=1e-3)
 
 
 @pytest.mark.verifies("opt-adam-bias-correction")
@@ -63,7 +51,7 @@ def test_adam_second_step_with_zero_gradient():
         optimizer.step()
         moves.append((before - param.item()) / lr)
     assert moves[0] == pytest.approx(1.0, rel=1e-5)  # bias-corrected first step is ~lr
-    assert moves[1] == pytest.approx(_questions()["opt-adam-bias-correction"].answer, abs=5e-4)
+    assert moves[1] == pytest.approx(topic_questions(TOPIC)["opt-adam-bias-correction"].answer, abs=5e-4)
     # the hand computation the question asks for
     m_hat = 0.9 * 0.1 / (1 - 0.9**2)
     v_hat = 0.999 * 0.001 / (1 - 0.999**2)
@@ -96,7 +84,7 @@ def test_adam_eps_facts():
         small_eps = 1.0 - _one_step(torch.optim.Adam, 1.0, grad, lr=lr, eps=1e-8)
         large_eps = 1.0 - _one_step(torch.optim.Adam, 1.0, grad, lr=lr, eps=1e-3)
         assert large_eps < small_eps
-    assert _right("opt-adam-eps") == {1}
+    assert right_choices(TOPIC, "opt-adam-eps") == {1}
 
 
 @pytest.mark.verifies("opt-adamw-vs-l2", "opt-adamw-name")
@@ -138,7 +126,7 @@ def test_adamw_fp32_bytes_per_parameter():
         if key != "step"  # one scalar per tensor, not per element
     )
     assert sorted(optimizer.state[params[0]]) == ["exp_avg", "exp_avg_sq", "step"]
-    assert (weight_bytes + grad_bytes + state_bytes) / n == _questions()["opt-adamw-memory-fp32"].answer
+    assert (weight_bytes + grad_bytes + state_bytes) / n == topic_questions(TOPIC)["opt-adamw-memory-fp32"].answer
 
 
 @pytest.mark.verifies("opt-no-decay-params")
@@ -187,4 +175,4 @@ def test_dim_rule_puts_biases_and_norms_in_the_no_decay_group():
     gain.grad = torch.zeros(16)
     decayed.step()
     assert torch.all(gain < 1.0)
-    assert _right("opt-no-decay-params") == {1, 2, 3}
+    assert right_choices(TOPIC, "opt-no-decay-params") == {1, 2, 3}

@@ -6,30 +6,17 @@ numeric question's test compares what torch computes with the file's key.
 """
 
 import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "optimizers-in-depth.yaml"
-
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
+TOPIC = "optimizers-in-depth"
 
 
 def _key(qid: str):
-    return _questions()[qid].answer
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _key(qid)
-    return {answer} if isinstance(answer, int) else set(answer)
+    return topic_questions(TOPIC)[qid].answer
 
 
 def scalar(value: float) -> torch.nn.Parameter:
@@ -65,7 +52,7 @@ def test_adam_keeps_elementwise_moving_averages_of_g_and_g_squared():
     assert not torch.allclose(state["exp_avg"], torch.stack(grads).mean(0))
     # choice 3: built from gradients, not from the parameter values or the updates
     assert not torch.allclose(state["exp_avg_sq"], (p.detach() ** 2) * (1 - beta2 ** 5))
-    assert _right("oid-adam-moments") == {2}
+    assert right_choices(TOPIC, "oid-adam-moments") == {2}
 
 
 @pytest.mark.verifies("oid-v-bias-correction")
@@ -113,7 +100,7 @@ def test_adams_l2_decay_is_normalised_to_about_lr():
     q = scalar(1.0)
     step_once(torch.optim.Adam([q], lr=0.1, weight_decay=50.0), [q], [0.0])
     assert q.item() == pytest.approx(p.item(), abs=1e-6)
-    assert _right("oid-adam-l2-normalised") == {3}
+    assert right_choices(TOPIC, "oid-adam-l2-normalised") == {3}
 
 
 @pytest.mark.verifies("oid-adamw-default-decay")
@@ -124,7 +111,7 @@ def test_default_weight_decays():
     assert adamw == 0.01  # choice 3
     assert adam == 0  # choice 3's contrast, and choice 1 is false
     assert adamw not in (0.1, 0, 1e-4)  # choices 0, 1, 2
-    assert _right("oid-adamw-default-decay") == {3}
+    assert right_choices(TOPIC, "oid-adamw-default-decay") == {3}
 
 
 def _trajectory(make, steps: int = 6) -> list[float]:
@@ -151,7 +138,7 @@ def test_what_is_and_is_not_adamw():
     assert not same(lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.1, amsgrad=True))  # choice 2
     assert same(lambda ps: torch.optim.AdamW(ps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1))  # choice 3
     assert not same(lambda ps: torch.optim.Adam(ps, lr=1e-3 * (1 - 0.1)))  # choice 4
-    assert _right("oid-adamw-equivalents") == {0, 3}
+    assert right_choices(TOPIC, "oid-adamw-equivalents") == {0, 3}
 
 
 @pytest.mark.verifies("oid-adafactor-state")
@@ -191,7 +178,7 @@ def test_a_parameter_whose_grad_is_none_is_neither_stepped_nor_decayed():
     # choice 3's "counts as zero" is what a real zero gradient does: the stored moments move it
     step_once(optimizer, [a, b], [1.0, 0.0])
     assert b.item() != before
-    assert _right("oid-zero-grad-none") == {2}
+    assert right_choices(TOPIC, "oid-zero-grad-none") == {2}
 
 
 @pytest.mark.verifies("oid-adamw-step-order")
@@ -202,7 +189,7 @@ def test_adamw_decays_before_the_adam_step():
     step_first = (2.0 - 0.1 * 1.0) * (1 - 0.1 * 0.5)
     assert p.item() == pytest.approx(decay_first, abs=1e-12)
     assert p.item() != pytest.approx(step_first, abs=1e-6)
-    items = _questions()["oid-adamw-step-order"].items  # the keyed order: decay first, step last
+    items = topic_questions(TOPIC)["oid-adamw-step-order"].items  # the keyed order: decay first, step last
     assert "weight_decay" in items[0] and items[-1].startswith("Subtract")
 
 
@@ -250,7 +237,7 @@ def test_amsgrad_divides_by_the_running_max_of_v():
     assert stored[0] == stored[1] == stored[2] > ams.state[s]["exp_avg_sq"].item()
     # the explanation: torch's bias correction still lets the effective step lr / denominator grow
     assert denominators[0] / denominators[1] == pytest.approx(math.sqrt(2), rel=1e-3)
-    assert _right("oid-amsgrad") == {1}
+    assert right_choices(TOPIC, "oid-amsgrad") == {1}
 
 
 @pytest.mark.verifies("oid-fused-keyword")
@@ -300,4 +287,4 @@ def test_scaling_the_loss_moves_sgd_and_clipping_but_not_adam_or_decay():
         before = p.grad.clone()
         torch.nn.utils.clip_grad_norm_([p], max_norm=1.0)
         assert (not torch.equal(p.grad, before)) == clipped
-    assert _right("oid-adam-loss-scale") == {0, 3}
+    assert right_choices(TOPIC, "oid-adam-loss-scale") == {0, 3}

@@ -5,28 +5,16 @@ assertion, N its index in the file) and then checks that the file's key is exact
 true. Numeric answers are computed here and compared with the file's key.
 """
 
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.utils.prune as prune
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "pruning.yaml"
+TOPIC = "pruning"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def _zeros(t: torch.Tensor) -> int:
@@ -62,7 +50,7 @@ def test_l1_unstructured_reparametrises_weight():
     m(torch.randn(3, 10)).sum().backward()
     assert torch.all(m.weight_orig.grad[m.weight_mask == 0] == 0)  # choice 4: true
     assert torch.all(m.weight_orig.grad[m.weight_mask == 1] != 0)
-    assert _right("prune-torch-reparam") == {0, 3, 4}
+    assert right_choices(TOPIC, "prune-torch-reparam") == {0, 3, 4}
 
 
 @pytest.mark.verifies("prune-iterative-amount")
@@ -72,7 +60,7 @@ def test_second_amount_is_a_fraction_of_the_remaining_weights():
     prune.l1_unstructured(m, "weight", amount=0.3)
     assert _zeros(m.weight) == 30
     prune.l1_unstructured(m, "weight", amount=0.5)
-    assert _zeros(m.weight) == _questions()["prune-iterative-amount"].answer
+    assert _zeros(m.weight) == topic_questions(TOPIC)["prune-iterative-amount"].answer
     hook = next(iter(m._forward_pre_hooks.values()))
     assert isinstance(hook, prune.PruningContainer)
 
@@ -101,7 +89,7 @@ def test_remove_makes_pruning_permanent():
     assert not torch.equal(m.weight.detach(), before_pruning)
     assert m.weight.layout == torch.strided  # choice 2: false, still dense
     assert m.weight.shape == (10, 10)  # choice 3: false, same shape
-    assert _right("prune-remove") == {0}
+    assert right_choices(TOPIC, "prune-remove") == {0}
 
 
 @pytest.mark.verifies("prune-global-unstructured")
@@ -122,7 +110,7 @@ def test_global_unstructured_uses_one_threshold_across_layers():
     pruned = torch.cat([a.weight_orig[a.weight_mask == 0], b.weight_orig[b.weight_mask == 0]]).abs()
     kept = torch.cat([a.weight_orig[a.weight_mask == 1], b.weight_orig[b.weight_mask == 1]]).abs()
     assert pruned.max() <= kept.min()
-    assert _right("prune-global-unstructured") == {2}
+    assert right_choices(TOPIC, "prune-global-unstructured") == {2}
 
 
 @pytest.mark.verifies("prune-ln-structured-name")
@@ -165,4 +153,4 @@ def test_two_four_pruning_of_the_example_row():
     unstructured = m.weight.detach()[0]
     assert torch.equal(unstructured, torch.tensor([0.9, 0.0, 0.4, -0.7, 0.0, 0.0, 0.0, 0.6]))
     assert (unstructured.reshape(-1, 4) != 0).sum(1).tolist() == [3, 1]
-    assert _right("prune-2-4-mask") == {1}
+    assert right_choices(TOPIC, "prune-2-4-mask") == {1}

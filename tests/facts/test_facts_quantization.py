@@ -11,26 +11,14 @@ quantizer (it receives the weight tensor only); the test shows the quantized wei
 depend on any activation.
 """
 
-from functools import cache
-from pathlib import Path
 
 import pytest
 import torch
 
-from quizapp.bank import load_bank, pack_files
+from bankkeys import right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "quantization.yaml"
+TOPIC = "quantization"
 
-
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
-def _right(qid: str) -> set[int]:
-    """The keyed right choices of a single or multi question, as a set of indices."""
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
 
 
 def fq(x, scale, zero_point, qmin, qmax):
@@ -47,7 +35,7 @@ def test_zero_point_for_range():
     scale = (hi - lo) / 255
     zero_point = round(0 - lo / scale)
     assert 0 - lo / scale == pytest.approx(63.75)
-    assert zero_point == _questions()["quant-affine-zero-point"].answer
+    assert zero_point == topic_questions(TOPIC)["quant-affine-zero-point"].answer
     x = torch.tensor([lo, 0.0, hi])
     q = codes(x, scale, zero_point, 0, 255)
     assert q.tolist() == [0.0, 64.0, 255.0]
@@ -75,7 +63,7 @@ def test_symmetric_wastes_half_the_codes_on_relu_outputs():
     assert fq(zero, 6 / 127, 0, -127, 127).item() == 0.0
     assert fq(zero, 6 / 255, 0, 0, 255).item() == 0.0  # choice 2: false, asymmetric keeps 0 exact
     assert err_sym > err_asym  # choice 1: false, symmetric is the less accurate one here
-    assert _right("quant-symmetric-vs-asymmetric") == {3}
+    assert right_choices(TOPIC, "quant-symmetric-vs-asymmetric") == {3}
 
 
 @pytest.mark.verifies("quant-per-channel")
@@ -110,14 +98,14 @@ def test_per_channel_beats_per_tensor_with_one_large_channel():
     again = torch.fake_quantize_per_channel_affine(
         w, s_chan, torch.zeros(4, dtype=torch.int32), 0, -127, 127)
     assert torch.equal(again, per_chan)
-    assert _right("quant-per-channel") == {0}
+    assert right_choices(TOPIC, "quant-per-channel") == {0}
 
 
 @pytest.mark.verifies("quant-int4-vs-int8")
 def test_int4_step_is_17x_int8():
     torch.manual_seed(0)
     s8, s4 = 4 / 255, 4 / 15
-    assert s4 / s8 == pytest.approx(_questions()["quant-int4-vs-int8"].answer)
+    assert s4 / s8 == pytest.approx(topic_questions(TOPIC)["quant-int4-vs-int8"].answer)
     x = torch.rand(20000) * 4 - 1
     e8 = fq(x, s8, 64, 0, 255) - x
     e4 = fq(x, s4, round(1 / s4), 0, 15) - x
@@ -135,7 +123,7 @@ def test_fake_quant_gradient_is_clipped_ste():
     assert x.grad.tolist() != [1.0, 1.0, 1.0]  # choice 0: false
     assert x.grad.tolist() != [0.0, 0.0, 0.0]  # choice 1: false
     assert not torch.allclose(x.grad, y.detach())  # choice 3: false, that is the forward output
-    assert _right("quant-ste") == {2}
+    assert right_choices(TOPIC, "quant-ste") == {2}
 
 
 @pytest.mark.verifies("quant-memory-7b")
@@ -151,7 +139,7 @@ def test_bytes_per_parameter_and_int4_packing():
     assert packed.dtype == torch.uint8 and packed.numel() * packed.element_size() == 500
     unpacked = torch.stack([packed & 0xF, packed >> 4], dim=1).flatten()
     assert torch.equal(unpacked, vals)
-    assert n * 0.5 / 1e9 == _questions()["quant-memory-7b"].answer
+    assert n * 0.5 / 1e9 == topic_questions(TOPIC)["quant-memory-7b"].answer
     assert 70_000_000_000 * 0.5 / 1e9 == 35.0
     assert 16 / 128 == 0.125  # an fp16 scale per group of 128 weights, in bits per weight
 
@@ -165,7 +153,7 @@ def test_single_outlier_leaves_three_levels():
     assert q[:-1].unique().tolist() == [-1.0, 0.0, 1.0]
     assert levels == 3  # choice 1: true
     assert levels not in (2, 25, 255)  # choices 0, 2 and 3: false
-    assert _right("quant-activation-outlier") == {1}
+    assert right_choices(TOPIC, "quant-activation-outlier") == {1}
     assert q[-1].item() == 127
     err = (fq(x, scale, 0, -127, 127) - x)[:-1].abs().max().item()
     assert err == pytest.approx(0.39, abs=0.01)
