@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+# checkpoint() imports torch._dynamo on its first call (it is wrapped in _disable_dynamo): once here,
+# so the warm grader's zygote pays it, not every forked grade.
+import torch._dynamo  # noqa: F401
 
 from quizapp.grading.harness import Checks, Required, fail, fmt
 
