@@ -115,3 +115,15 @@ def test_a_number_typed_as_shown_is_accepted(value):
 @given(order=st.permutations(range(6)))
 def test_only_the_right_order_is_right(order):
     assert check_answer(ORDER, order).correct is (list(order) == list(range(6)))
+
+
+@pytest.mark.parametrize("response,correct", [
+    ("33.3%", True), ("33.3 %", True), ("33.3", True), ("0.333", False), ("3.33%", False), ("%", False),
+])
+def test_a_percent_sign_reads_as_a_percentage(response, correct):
+    assert check_answer(make("numeric", answer=33.3, tolerance=0.01), response).correct is correct
+
+
+@pytest.mark.parametrize("response,correct", [("25%", True), ("0.25", True), ("25", False)])
+def test_a_percent_sign_reads_as_a_fraction_too(response, correct):
+    assert check_answer(make("numeric", answer=0.25, tolerance=0.001), response).correct is correct

@@ -116,11 +116,23 @@ def _multi(q, response):
     return set(indices) == set(q.answer), ""
 
 
+def number_readings(text) -> tuple[float, ...]:
+    """What a typed number can mean: one value, or for "33%" both 33 and 0.33; () if not a number.
+
+    The prompt says whether it wants a percentage or a fraction; either way "33%" names the quantity.
+    """
+    if isinstance(text, str) and text.strip().endswith("%"):
+        value = parse_number(text.strip().removesuffix("%"))
+        return () if value is None else (value, value / 100)
+    value = parse_number(text)
+    return () if value is None else (value,)
+
+
 def _numeric(q, response):
-    value = parse_number(response)
-    if value is None:
+    readings = number_readings(response)
+    if not readings:
         return False, f"not a number: {response!r}"
-    return math.isclose(value, q.answer, rel_tol=q.tolerance, abs_tol=0.0), ""
+    return any(math.isclose(v, q.answer, rel_tol=q.tolerance, abs_tol=0.0) for v in readings), ""
 
 
 def _text(q, response):

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from quizapp.bank import Question, check_answer
-from quizapp.bank.answers import parse_number
+from quizapp.bank.answers import number_readings
 from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.study.keypoints import parse_ticks, rating_from_key_points
@@ -56,9 +56,9 @@ def read_answer(q: Question, console: Console, seed: str = ""):
     if q.type == "numeric":
         while True:
             reply = ask("Your answer (a number)")
-            if parse_number(reply) is not None:
+            if number_readings(reply):
                 return reply
-            console.print("[yellow]That is not a number (65504, 6.1e-5, 2^-14 and 1/3 all work).[/]")
+            console.print("[yellow]That is not a number (65504, 6.1e-5, 2^-14, 1/3 and 25% all work).[/]")
     if q.type == "text":
         return ask("Your answer")
     if q.type == "order":
