@@ -88,3 +88,47 @@ def test_every_verified_question_has_a_fact_test(bank):
     assert len(verified) >= 60
     assert sorted(verified - set(markers)) == [], "verified questions without a fact test"
     assert sorted(set(markers) - verified) == [], "fact tests naming a question that is not tagged verified"
+
+
+def named_choices(text: str) -> set[int]:
+    """Choice indices a comment or docstring names: "choice 2", "choices 0-3", "choices 0, 2 and 4"."""
+    found: set[int] = set()
+    for match in re.finditer(r"choices? (\d+(?:\s*-\s*\d+)?(?:(?:,\s*|\s+and\s+|\s+or\s+|\s*\([^)]*\)\s*and\s+)"
+                             r"\d+(?:\s*-\s*\d+)?)*)", text):
+        for part in re.findall(r"\d+\s*-\s*\d+|\d+", match.group(1)):
+            first, _, last = part.partition("-")
+            found |= set(range(int(first), int(last or first) + 1))
+    return found
+
+
+def settled_choices() -> dict[str, set[int]]:
+    """question id -> the choices its fact tests name, in comments and docstrings (the module's
+    docstring counts for the sentences that name the question)."""
+    settled: dict[str, set[int]] = {}
+    for path in sorted(FACTS.glob("test_*.py")):
+        source = path.read_text(encoding="utf-8")
+        tree, lines = ast.parse(source), source.splitlines()
+        sentences = re.split(r"(?<=[.;])\s+", ast.get_docstring(tree) or "")
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            ids = [arg.value for dec in node.decorator_list if isinstance(dec, ast.Call)
+                   and getattr(dec.func, "attr", "") == "verifies" for arg in dec.args]
+            body = "\n".join(lines[node.lineno - 1:node.end_lineno])
+            named = set().union(*(named_choices(c) for c in re.findall(r"#([^\n]*)", body)),
+                                named_choices(ast.get_docstring(node) or ""))
+            for qid in ids:
+                settled.setdefault(qid, set()).update(
+                    named, *(named_choices(s) for s in sentences if qid in s))
+    return settled
+
+
+def test_every_choice_of_a_verified_question_is_settled(bank):
+    """A verified single/multi question's tests name each of its choices (`# choice N`, or the
+    docstring for a choice that rests on a paper or the docs): half a claim proven is not verified."""
+    settled = settled_choices()
+    unsettled = [f"{q.id}: choices {sorted(set(range(len(q.choices))) - settled.get(q.id, set()))}"
+                 for q in bank.questions.values()
+                 if "verified" in q.tags and q.type in ("single", "multi")
+                 and set(range(len(q.choices))) - settled.get(q.id, set())]
+    assert unsettled == []
