@@ -96,10 +96,10 @@ def _rank_main(rank: int, store: str, results) -> None:
 
         # FSDP2: what a block holds during and after forward, and the shape of grads and Adam state
         mesh = init_device_mesh("cpu", (WORLD,))
-        for reshard in (True, False):
+        for reshard in (None, False):  # None: fully_shard's own default
             torch.manual_seed(0)
             net = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8))
-            fully_shard(net[0], mesh=mesh, reshard_after_forward=reshard)
+            fully_shard(net[0], mesh=mesh, **({} if reshard is None else {"reshard_after_forward": reshard}))
             fully_shard(net, mesh=mesh)
             seen = {}
             net[0].register_forward_pre_hook(lambda m, a: seen.update(during=tuple(m.weight.shape)))
@@ -107,12 +107,14 @@ def _rank_main(rank: int, store: str, results) -> None:
             y = net(torch.randn(4, 8) + rank)
             w = net[0].weight
             after = tuple(getattr(w, "_local_tensor", w).shape)
+            root_after = tuple(getattr(net[1].weight, "_local_tensor", net[1].weight).shape)
             y.sum().backward()
             opt.step()
             local = lambda t: tuple(getattr(t, "_local_tensor", t).shape)  # noqa: E731
             out[f"fsdp_{reshard}"] = {
                 "during_forward": seen["during"],
                 "after_forward": after,
+                "root_after_forward": root_after,
                 "grad": local(net[0].weight.grad),
                 "exp_avg": local(opt.state[net[0].weight]["exp_avg"]),
             }
@@ -310,9 +312,10 @@ def test_reshard_after_forward_false_keeps_the_gathered_weights_until_backward()
     assert inspect.signature(fully_shard).parameters["reshard_after_forward"].default is None
     ranks = _group_results()
     for r in range(WORLD):
-        default, kept = ranks[r]["fsdp_True"], ranks[r]["fsdp_False"]
+        default, kept = ranks[r]["fsdp_None"], ranks[r]["fsdp_False"]
         assert default["during_forward"] == kept["during_forward"] == (8, 8)  # choice 2: full weights in forward
-        assert default["after_forward"] == (8 // WORLD, 8)
+        assert default["after_forward"] == (8 // WORLD, 8)  # a block, by default, frees them after forward
+        assert default["root_after_forward"] == (8, 8)  # the root, by default, keeps them
         assert kept["after_forward"] == (8, 8)  # choice 3: still gathered when backward starts
         assert kept["grad"] == default["grad"] == (8 // WORLD, 8)  # choice 0: grads still sharded
         assert kept["exp_avg"] == default["exp_avg"] == (8 // WORLD, 8)  # choice 1: Adam state sharded
