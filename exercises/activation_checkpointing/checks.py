@@ -4,33 +4,18 @@ the checkpoint regions, the recomputation in backward and the activations autogr
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 # checkpoint() imports torch._dynamo on its first call (it is wrapped in _disable_dynamo): once here,
 # so the warm grader's zygote pays it, not every forked grade.
 import torch._dynamo  # noqa: F401
 
-from quizapp.grading.harness import Checks, Required, fail, fmt
-
-HERE = Path(__file__).resolve().parent
+from quizapp.grading.harness import Checks, Required, fail, fmt, sibling_module
 
 
-def _sibling(name: str):
-    """A module of this exercise folder, loaded by path (the folder is not on sys.path)."""
-    module_name = f"quizapp_checkpointing_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, HERE / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses look their module up while the class is made
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
 
-
-watching = _sibling("watch")
+watching = sibling_module(__file__, "watch")
 
 WIDTH, BATCH, DROPOUT = 32, 16, 0.1
 # (blocks, segments, x requires grad): even and uneven splits, both ends, and an input without

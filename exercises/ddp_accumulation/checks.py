@@ -4,33 +4,20 @@ micro-batches, computed here from the same start (scenarios.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import torch
 import torch._dynamo  # noqa: F401 - DDP imports it on first use: once here, not once per forked rank
 import torch.nn.functional as F
 
-from quizapp.grading.harness import Checks, Required, fail
+from quizapp.grading.harness import Checks, Required, fail, sibling_module
 
 HERE = Path(__file__).resolve().parent
 
 
-def _sibling(name: str):
-    """A module of this exercise folder, loaded by path (the folder is not on sys.path)."""
-    module_name = f"quizapp_ddp_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, HERE / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses look their module up while the class is made
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
-
-
-scn = _sibling("scenarios")
-launcher = _sibling("launch")
+scn = sibling_module(__file__, "scenarios")
+launcher = sibling_module(__file__, "launch")
 
 # float32, relative to each vector's largest entry. DDP sums the two ranks' n_i/N-weighted
 # gradients and halves them, which adds the same terms in another order than one mean over the

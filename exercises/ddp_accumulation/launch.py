@@ -8,7 +8,6 @@ collective the other never reaches ends the launch within seconds, with the rank
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -20,6 +19,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from quizapp.grading.harness import sibling_module
 
 COLLECTIVE_TIMEOUT_S = 10.0  # a rank waiting this long at an all-reduce gives up with an error
 LAUNCH_TIMEOUT_S = 75.0      # the whole launch, torch imports included; under the grade's 120 s
@@ -126,7 +127,7 @@ def _launch_once(exercise_dir, solution, world, backend, devices, runs, fork) ->
     procs = []
     try:
         if fork:
-            rank_module = _load(exercise_dir / "rank.py", "quizapp_ddp_rank")
+            rank_module = sibling_module(str(exercise_dir / "launch.py"), "rank")
         for rank in range(world):
             if fork:
                 procs.append(_fork_rank(rank_module, rank, world, init, backend, devices[rank], solution,
@@ -146,15 +147,6 @@ def _launch_once(exercise_dir, solution, world, backend, devices, runs, fork) ->
                 proc.send_signal(signal.SIGKILL)
             proc.wait()
         shutil.rmtree(out, ignore_errors=True)
-
-
-def _load(path: Path, name: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _supervise(procs, out: Path, runs: list[str]) -> str | None:

@@ -76,9 +76,10 @@ def run_all(rank, world, init, backend, device_name, load_solution, solution_pat
     import torch.distributed as dist
 
     from quizapp.grading import instrument
-    from quizapp.grading.child import describe_exception, describe_load_error, load_module
+    from quizapp.grading.child import describe_exception, describe_load_error
+    from quizapp.grading.harness import sibling_module
 
-    scn = load_module("quizapp_ddp_scenarios", exercise_dir / "scenarios.py")
+    scn = sibling_module(str(exercise_dir / "rank.py"), "scenarios")
     # The ranks share the machine's cores: one intra-op thread each keeps them from fighting over them
     # (and a forked rank never enters an OpenMP region its parent's thread pool was set up for).
     torch.set_num_threads(1)

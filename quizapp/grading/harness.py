@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import inspect
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -21,6 +23,19 @@ class CheckSkipped(Exception):
 
 def fail(message: str):
     raise CheckFailed(message)
+
+
+def sibling_module(checks_file: str, name: str):
+    """Module `name`.py beside an exercise's checks.py, loaded once by path: exercise folders are
+    not packages, and a grade (or a rank forked from it) must share one copy of each module."""
+    folder = Path(checks_file).resolve().parent
+    module_name = f"quizapp_exercise_{folder.name}_{name}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+    return sys.modules[module_name]
 
 
 def skip(reason: str):
