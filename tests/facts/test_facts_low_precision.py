@@ -17,32 +17,22 @@ that the file's tolerance takes it rounded as the prompt asks and rejects the us
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
-
 import pytest
 import torch
 
-from quizapp.bank import load_bank, pack_files
-from quizapp.bank.answers import check_answer
+from bankkeys import accepts, right_choices, topic_questions
 
-TOPIC_FILE = Path(__file__).resolve().parents[2] / "questions" / "low-precision.yaml"
+TOPIC = "low-precision"
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 
 
-@cache
-def _questions():
-    return load_bank(pack_files([TOPIC_FILE])).questions
-
-
 def _right(qid: str) -> set[int]:
-    answer = _questions()[qid].answer
-    return {answer} if isinstance(answer, int) else set(answer)
+    return right_choices(TOPIC, qid)
 
 
 def _takes(qid: str, value: float, places: int) -> bool:
     """Whether the file's key and tolerance accept value written with `places` decimals."""
-    return bool(check_answer(_questions()[qid], f"{value:.{places}f}").correct)
+    return accepts(TOPIC, qid, f"{value:.{places}f}")
 
 
 def _codes(dtype: torch.dtype) -> torch.Tensor:
@@ -174,16 +164,15 @@ def test_fp8_dtype_names():
     for name in ("float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"):
         assert isinstance(getattr(torch, name), torch.dtype)
     assert not hasattr(torch, "float8_e4m3")
-    q = _questions()["lowp-fp8-dtype-name"]
     for spelling in ("torch.float8_e4m3fn", "Float8_E4M3FN", "dtype=torch.float8_e4m3fn", "`torch.float8_e4m3fn`"):
-        assert check_answer(q, spelling).correct, spelling
+        assert accepts(TOPIC, "lowp-fp8-dtype-name", spelling), spelling
     for wrong in ("torch.float8_e5m2", "float8_e4m3", "torch.float8_e4m3fnuz"):
-        assert not check_answer(q, wrong).correct, wrong
+        assert not accepts(TOPIC, "lowp-fp8-dtype-name", wrong), wrong
 
 
 @pytest.mark.verifies("lowp-formats-by-max")
 def test_formats_ordered_by_largest_value():
-    items = _questions()["lowp-formats-by-max"].items
+    items = topic_questions(TOPIC)["lowp-formats-by-max"].items
     dtypes = [getattr(torch, name.removeprefix("torch.")) for name in items]
     assert sorted(dtypes, key=lambda d: torch.finfo(d).max) == dtypes
     assert torch.finfo(torch.float8_e5m2).max < torch.finfo(torch.float16).max
