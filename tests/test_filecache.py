@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 from quizapp import paths
+from quizapp.bank import load_bank
 from quizapp.bank.cache import load_bank_cached
 from quizapp.filecache import cached
 
@@ -97,3 +98,20 @@ def test_a_second_start_parses_no_yaml(quizapp_home):
     count, exercises, _ = first.stdout.split()
     assert int(count) >= 180 and int(exercises) >= 6
     assert second.stdout.split() == [count, exercises, "False"]
+
+
+def test_a_changed_question_model_rebuilds_the_cached_bank(write_pack, quizapp_home, monkeypatch, tmp_path):
+    """A checkout updated without a version bump must not unpickle questions of an older shape."""
+    import quizapp.bank.cache as bank_cache
+
+    model = tmp_path / "model.py"
+    model.write_text("one shape")
+    monkeypatch.setattr(bank_cache, "_CODE", [model])
+    path = write_pack(GOOD)
+    calls = []
+    monkeypatch.setattr(bank_cache, "_load", lambda files: calls.append(1) or load_bank(files))
+    load_bank_cached([path])
+    load_bank_cached([path])
+    model.write_text("another, longer shape")
+    load_bank_cached([path])
+    assert len(calls) == 2
