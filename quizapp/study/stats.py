@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from quizapp.bank.model import Bank
-from quizapp.study.schedule import retrievability
 from quizapp.study.store import Store, iso, utcnow
 
 
@@ -110,7 +109,7 @@ def compute_stats(bank: Bank, store: Store, *, now: datetime | None = None,
     for slug, topic in bank.topics.items():
         ids = [q.id for q in topic.questions]
         seen = [qid for qid in ids if qid in cards]
-        recall = sum(retrievability(cards[qid][1], now) for qid in seen)
+        recall = sum(_retrievability(cards[qid][1], now) for qid in seen)
         topics.append(TopicStats(
             slug=slug, title=topic.title, questions=len(ids), seen=len(seen),
             attempts=by_topic_attempts[slug], checked=by_topic_checked[slug], correct=by_topic_correct[slug],
@@ -144,3 +143,10 @@ def exercise_stats(store: Store, exercise_ids: tuple[str, ...] = ()) -> list[Exe
             last_status=mine[-1].status if mine else None,
         ))
     return rows
+
+
+def _retrievability(card_json: str, now: datetime) -> float:
+    # Imported on first use: a store with no reviews yet draws home without loading fsrs.
+    from quizapp.study.schedule import retrievability
+
+    return retrievability(card_json, now)

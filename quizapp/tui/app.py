@@ -16,11 +16,9 @@ from quizapp.bank.cache import load_bank_cached
 from quizapp.bank.model import Bank
 from quizapp.catalog import Exercise, load_catalog_cached
 from quizapp.study.store import Store, StoreError, utcnow
-from quizapp.tui.context import StudyContext
-from quizapp.tui.grading import default_grader_cmd
+from quizapp.tui.context import StudyContext, default_grader_cmd
 from quizapp.tui.messages import ExerciseRequested, StudyRequested
 from quizapp.tui.screens.home import HomeScreen
-from quizapp.tui.screens.problems import StoreProblemScreen
 
 DARK, LIGHT = "textual-dark", "textual-light"
 
@@ -59,6 +57,8 @@ class QuizApp(App[int]):
         try:
             store = Store.open(self._store_path)
         except StoreError as exc:
+            from quizapp.tui.screens.problems import StoreProblemScreen
+
             return StoreProblemScreen(exc)
         catalog, catalog_error = self._catalog, None
         if catalog is None:

@@ -7,6 +7,7 @@ progress through it, so tests can inject a small bank, a temp store and a fixed 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -14,12 +15,15 @@ from pathlib import Path
 
 from quizapp.bank.model import Bank, Question
 from quizapp.catalog import Exercise
-from quizapp.study import schedule
-from quizapp.study.queue import study_queue
 from quizapp.study.stats import Stats, compute_stats
 from quizapp.study.store import GradeRecord, Store, utcnow
 
 SESSION_SIZE = 20  # questions in one review session
+
+
+def default_grader_cmd() -> list[str]:
+    """The command that grades a file: this interpreter running `quizapp grade`."""
+    return [sys.executable, "-m", "quizapp", "grade"]
 
 
 @dataclass
@@ -41,13 +45,19 @@ class StudyContext:
 
     def queue(self, topic: str | None = None) -> list[Question]:
         """Due cards, then new questions; one session's worth."""
+        from quizapp.study.queue import study_queue  # the scheduler loads when study starts, not at start-up
+
         return study_queue(self.bank, self.store, topic=topic, now=self.now(), limit=SESSION_SIZE)
 
     def preview(self, question: Question) -> dict[int, timedelta]:
+        from quizapp.study import schedule
+
         return schedule.preview(self.store.card_json(question.id), now=self.now())
 
     def record(self, question: Question, *, rating: int, correct: bool | None, response,
                duration_ms: int | None) -> datetime:
+        from quizapp.study import schedule
+
         return schedule.record_review(self.store, question, rating=rating, correct=correct,
                                       response=response, duration_ms=duration_ms, now=self.now())
 

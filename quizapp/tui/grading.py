@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,10 +25,6 @@ from textual.message import Message
 LINE_LIMIT = 16 * 1024 * 1024  # a check's curves can make one long line
 STDERR_TAIL = 2000  # characters of the child's stderr shown when it dies without a report
 GRACE_S = 2.0  # how long each signal gets on cancel before the next, harder one
-
-
-def default_grader_cmd() -> list[str]:
-    return [sys.executable, "-m", "quizapp", "grade"]
 
 
 def grade_command(prefix: list[str], path: Path, exercise_id: str) -> list[str]:

@@ -12,11 +12,14 @@ from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quizapp.study.stats import TopicStats
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import bar
 
 
 class ConfirmScreen(ModalScreen[bool]):
     """A yes/no question; No is the default."""
+
+    CSS_PATH = SCREENS_CSS
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", tooltip="Yes"),
@@ -50,6 +53,8 @@ class ConfirmScreen(ModalScreen[bool]):
 class PathScreen(ModalScreen[str | None]):
     """Ask for a file path, prefilled; Enter accepts it."""
 
+    CSS_PATH = SCREENS_CSS
+
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", tooltip="Keep things as they are")]
 
     def __init__(self, prompt: str, value: str) -> None:
@@ -71,6 +76,8 @@ class PathScreen(ModalScreen[str | None]):
 
 class TopicScreen(ModalScreen[str | None]):
     """Pick a topic to study; returns its slug."""
+
+    CSS_PATH = SCREENS_CSS
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", tooltip="Back without studying")]
 

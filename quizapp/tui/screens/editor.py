@@ -9,11 +9,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TextArea
 
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen
 
 
 class EditorScreen(Screen[bool]):
     """Returns whether the file was saved at least once."""
+
+    CSS_PATH = SCREENS_CSS
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="save", tooltip="Write the file"),

@@ -27,9 +27,10 @@ from textual.worker import Worker, WorkerState
 
 from quizapp.catalog import Exercise
 from quizapp.commands.watch import change_summary, file_state
-from quizapp.tui.context import StudyContext
+from quizapp.tui.context import StudyContext, default_grader_cmd
 from quizapp.tui.grading import (CheckFinished, GradeFailed, GradeFinished, GradeNotSaved, GradeStarted,
-                                 default_grader_cmd, grade_command, run_grader, run_warm_grader, start_warm_grader)
+                                 grade_command, run_grader, run_warm_grader, start_warm_grader)
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.widgets.bars import stars
 from quizapp.tui.widgets.results import GradeResults
@@ -44,6 +45,8 @@ class FileSaved(Message):
 
 
 class ExerciseScreen(Screen):
+    CSS_PATH = SCREENS_CSS
+
     BINDINGS = [
         Binding("g", "grade", "Grade", id="grade", tooltip="Run the grader on your file"),
         Binding("x", "cancel", "Cancel grading", id="cancel", tooltip="Stop the grader"),

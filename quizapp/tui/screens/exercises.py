@@ -11,10 +11,13 @@ from textual.widgets import DataTable, Footer, Header, Static
 from quizapp.study.stats import exercise_stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import ExerciseRequested
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import best_result, exercise_status, stars
 
 
 class ExercisesScreen(Screen):
+    CSS_PATH = SCREENS_CSS
+
     BINDINGS = [
         Binding("enter", "open", "Open", id="open", priority=True, tooltip="Open the highlighted exercise"),
         Binding("escape,q", "app.pop_screen", "Back", id="back", tooltip="Back to the home screen"),

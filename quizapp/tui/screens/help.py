@@ -10,6 +10,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
+from quizapp.tui.screens import SCREENS_CSS
+
+
 
 def key_rows(bindings: Iterable[ActiveBinding], key_display: Callable[[Binding], str]) -> list[tuple[str, str, str]]:
     """(keys, what, more) per action; keys bound to one action share a row, 1..9 reads as 1-9."""
@@ -32,6 +35,8 @@ def key_rows(bindings: Iterable[ActiveBinding], key_display: Callable[[Binding],
 
 
 class HelpScreen(ModalScreen[None]):
+    CSS_PATH = SCREENS_CSS
+
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", tooltip="Back to where you were")]
 
     def __init__(self, bindings: Iterable[ActiveBinding], key_display: Callable[[Binding], str]) -> None:

@@ -6,16 +6,18 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Static
 
 from quizapp import paths
 from quizapp.study.stats import Stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
 from quizapp.tui.widgets.bars import bar
+from quizapp.tui.widgets.titlebar import TitleBar
+from quizapp.tui.widgets.topiclist import TopicList
 
 
 class Tile(Static):
@@ -63,24 +65,32 @@ class HomeScreen(Screen):
         self.context = context
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        # Every widget here is on the first frame, and each costs start-up time: what can be
+        # decided now (the banner, an empty bank) is composed only when it will be shown.
+        yield TitleBar()
         with Vertical(id="home"):
-            yield Static(id="banner")
+            if problems := self._problems():
+                yield Static("\n".join(problems), id="banner")
             with Horizontal(id="tiles"):
                 yield Tile("Due now", id="tile-due")
                 yield Tile("New", id="tile-new")
                 yield Tile("Streak", id="tile-streak")
                 yield Tile("Exercises", id="tile-exercises", classes="-wide")
-            yield Static("Mastery per topic", id="topics-title", classes="section-title")
-            yield Static(topic_row(Text("mastery"), "", "due", "new", "topic"), id="topics-header", classes="dim")
-            # An OptionList, not a DataTable: the same rows at a quarter of the start-up cost.
-            yield OptionList(id="topics")
-            yield Static(id="empty-bank")
+            if self.context.bank.topics:
+                yield Static(Content.assemble(
+                    (" Mastery per topic", "bold $text-accent"), "\n",
+                    (topic_row(Text("mastery"), "", "due", "new", "topic").plain, "$text-muted")), id="topics-title")
+                with VerticalScroll(id="topics-scroll", can_focus=False):
+                    yield TopicList(id="topics")
+            else:
+                yield Static(f"No questions to study. Question packs are read from the shipped bank and from "
+                             f"{paths.user_questions_dir()}.", id="empty-bank")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.refresh_figures()
-        self.query_one("#topics", OptionList).focus()
+        if self.context.bank.topics:
+            self.query_one("#topics", TopicList).focus()
 
     def on_screen_resume(self) -> None:
         self.refresh_figures()
@@ -88,8 +98,8 @@ class HomeScreen(Screen):
     def refresh_figures(self) -> None:
         stats = self.context.stats()
         self._show_tiles(stats)
-        self._show_topics(stats)
-        self._show_banner()
+        if self.context.bank.topics:
+            self._show_topics(stats)
 
     def _show_tiles(self, stats: Stats) -> None:
         # Captions stay within 12 characters: a tile is that narrow at 80 columns.
@@ -104,23 +114,13 @@ class HomeScreen(Screen):
         self.query_one("#tile-exercises", Tile).show(f"{passed} passed", f"{attempted} attempted · {fresh} not started")
 
     def _show_topics(self, stats: Stats) -> None:
-        table = self.query_one("#topics", OptionList)
-        cursor = table.highlighted or 0
-        table.clear_options()
-        table.add_options(Option(topic_row(bar(t.mastery), f"{t.mastery:.0%}", str(t.due or "-"),
-                                           str(t.questions - t.seen or "-"), t.title), id=t.slug)
-                          for t in stats.topics)
-        if table.option_count:
-            table.highlighted = min(cursor, table.option_count - 1)
-        table.display = bool(stats.topics)
-        self.query_one("#topics-title").display = bool(stats.topics)
-        self.query_one("#topics-header").display = bool(stats.topics)
-        empty = self.query_one("#empty-bank", Static)
-        empty.display = not stats.topics
-        empty.update(f"No questions to study. Question packs are read from the shipped bank and from "
-                     f"{paths.user_questions_dir()}.")
+        self.query_one("#topics", TopicList).set_rows([
+            (t.slug, topic_row(bar(t.mastery), f"{t.mastery:.0%}", str(t.due or "-"), str(t.questions - t.seen or "-"),
+                               t.title))
+            for t in stats.topics])
 
-    def _show_banner(self) -> None:
+    def _problems(self) -> list[str]:
+        """What the banner warns of: question files or exercises that could not be read."""
         problems = []
         if self.context.bank.errors:
             files = len({e.path for e in self.context.bank.errors})
@@ -128,9 +128,7 @@ class HomeScreen(Screen):
                             "those files were skipped. Press b to see them.")
         if self.context.catalog_error:
             problems.append(f"⚠ {self.context.catalog_error}")
-        banner = self.query_one("#banner", Static)
-        banner.update("\n".join(problems))
-        banner.display = bool(problems)
+        return problems
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "bank_problems":
@@ -140,9 +138,7 @@ class HomeScreen(Screen):
         return True
 
     def action_study_topic(self) -> None:
-        table = self.query_one("#topics", OptionList)
-        if table.highlighted is not None:
-            self.post_message(StudyRequested(table.get_option_at_index(table.highlighted).id))
+        self.query_one("#topics", TopicList).select_highlighted()
 
     def action_interview(self) -> None:
         from quizapp.tui.screens.interview_setup import start_interview
@@ -154,6 +150,6 @@ class HomeScreen(Screen):
 
         self.app.push_screen(BankProblemsScreen(self.context.bank.errors))
 
-    @on(OptionList.OptionSelected, "#topics")
-    def _study_topic(self, event: OptionList.OptionSelected) -> None:
-        self.post_message(StudyRequested(event.option.id))
+    @on(TopicList.Selected, "#topics")
+    def _study_topic(self, event: TopicList.Selected) -> None:
+        self.post_message(StudyRequested(event.slug))

@@ -23,6 +23,7 @@ from quizapp.interview.session import EXERCISE, QUESTIONS
 from quizapp.interview.starter import write_starter
 from quizapp.tui.context import StudyContext
 from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted, grade_command, run_grader
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen
 from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
 from quizapp.tui.widgets.keypoints import KeyPointList
@@ -34,6 +35,8 @@ LOW_S = 60  # under a minute left, the clock turns red
 
 
 class InterviewScreen(Screen):
+    CSS_PATH = SCREENS_CSS
+
     DEFAULT_CSS = """
     InterviewScreen #iv-clock { padding: 0 1; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
     InterviewScreen #iv-pane { height: 1fr; padding: 0 1; }

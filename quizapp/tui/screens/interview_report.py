@@ -13,9 +13,12 @@ from quizapp.interview.render import exercise_lines, headline, question_table, s
 from quizapp.interview.report import ReportCard
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
+from quizapp.tui.screens import SCREENS_CSS
 
 
 class InterviewReportScreen(Screen):
+    CSS_PATH = SCREENS_CSS
+
     DEFAULT_CSS = """
     InterviewReportScreen #iv-report { padding: 0 1; }
     InterviewReportScreen #iv-report > Static { margin-bottom: 1; }

@@ -13,6 +13,7 @@ from textual.widgets import Button, Footer, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from quizapp.interview.plan import DEFAULT_MINUTES, MAX_MINUTES, MIN_MINUTES
+from quizapp.tui.screens import SCREENS_CSS
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ class InterviewRequest:
 
 
 class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
+    CSS_PATH = SCREENS_CSS
+
     # Fifteen topics must not push the buttons off a 30-line terminal: the list scrolls instead.
     DEFAULT_CSS = """
     InterviewSetupScreen #setup-topics { height: auto; max-height: 8; }

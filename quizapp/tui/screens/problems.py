@@ -13,6 +13,15 @@ from textual.widgets import Footer, Header, Static
 
 from quizapp.bank.model import BankError
 from quizapp.study.store import StoreError
+from quizapp.tui.screens import SCREENS_CSS
+
+# In DEFAULT_CSS, not screens.tcss: the store problem can be the first screen, whose CSS_PATH
+# Textual does not read.
+PROBLEM_CSS = """
+.problem { padding: 1 2; }
+.problem > Static { margin-bottom: 1; }
+.problem-title { text-style: bold; color: $text-error; }
+"""
 
 
 def shown(path) -> str:
@@ -23,6 +32,8 @@ def shown(path) -> str:
 
 class StoreProblemScreen(Screen):
     """The progress database is corrupt or from a newer quizapp: say so and where, change nothing."""
+
+    DEFAULT_CSS = PROBLEM_CSS
 
     BINDINGS = [Binding("q,escape", "leave", "Quit", tooltip="Leave quizapp; the file is left as it is")]
 
@@ -47,6 +58,9 @@ class StoreProblemScreen(Screen):
 
 class BankProblemsScreen(ModalScreen[None]):
     """Every problem found in the question files, as `file:line: reason`."""
+
+    CSS_PATH = SCREENS_CSS
+    DEFAULT_CSS = PROBLEM_CSS
 
     BINDINGS = [Binding("escape,b,q", "dismiss", "Close", tooltip="Back to the home screen")]
 

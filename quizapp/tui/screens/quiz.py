@@ -20,6 +20,7 @@ from quizapp.bank.shuffle import why_not_lines, why_not_markdown
 from quizapp.study.schedule import default_rating
 from quizapp.study.store import StoreError
 from quizapp.tui.context import StudyContext
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.summary import SummaryScreen
 from quizapp.tui.session import Answered, SessionResult
 from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
@@ -42,6 +43,8 @@ class _Pending:
 
 
 class QuizScreen(Screen):
+    CSS_PATH = SCREENS_CSS
+
     BINDINGS = [
         # Not priority bindings: a typed answer must reach its Input before Enter checks it.
         Binding("enter", "submit", "Check", id="submit", tooltip="Check your answer (for a card: show the model answer)"),

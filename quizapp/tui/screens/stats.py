@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from quizapp.study.stats import Stats
 from quizapp.tui.context import StudyContext
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import bar, percent
 from quizapp.tui.widgets.charts import DailyChart
 from quizapp.tui.widgets.interviews import InterviewHistory
@@ -26,6 +27,8 @@ def last_days(today: date, days: int = CHART_DAYS) -> list[date]:
 
 
 class StatsScreen(Screen):
+    CSS_PATH = SCREENS_CSS
+
     BINDINGS = [
         Binding("a", "tab('activity')", "Activity", id="activity", tooltip="Reviews and accuracy per day"),
         Binding("t", "tab('topics')", "Topics", id="topics", tooltip="Progress per topic"),

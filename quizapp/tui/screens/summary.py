@@ -13,6 +13,7 @@ from textual.widgets import Footer, Header, Static
 from quizapp.study.schedule import RATING_NAMES
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
+from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.session import SessionResult
 from quizapp.tui.widgets.answers import inline_text
 
@@ -23,6 +24,8 @@ def first_line(markdown: str, width: int = 76) -> str:
 
 
 class SummaryScreen(Screen):
+    CSS_PATH = SCREENS_CSS
+
     BINDINGS = [
         Binding("enter,escape,q", "app.pop_screen", "Home", tooltip="Back to the home screen"),
         Binding("r", "again", "Study more", tooltip="Start another session with what is due and new"),

@@ -1,0 +1,87 @@
+"""Home's topic list: the keys and the mouse open the topic under the cursor; a long list scrolls to it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from quizapp.bank import load_bank
+from quizapp.tui.screens.home import HomeScreen
+from quizapp.tui.screens.quiz import QuizScreen
+from quizapp.tui.widgets.topiclist import TopicList
+from tuihelp import SIZE
+
+
+def many_topics(write_pack, count: int):
+    paths = []
+    for n in range(count):
+        paths.append(write_pack(f"""
+            topic: t{n:02d}
+            title: Topic number {n:02d}
+            questions:
+              - {{id: t{n:02d}-1, type: card, difficulty: 1, prompt: Why {n}?, explanation: Because.}}
+            """, f"t{n:02d}.yaml"))
+    return load_bank(paths)
+
+
+async def test_down_and_enter_study_the_second_topic_and_home_keeps_the_cursor(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        topics = app.screen.query_one("#topics", TopicList)
+        assert topics.has_focus and topics.highlighted == 0
+        second = list(app.context.bank.topics)[1]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, QuizScreen)
+        assert app.screen.result.topic == second
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        assert app.screen.query_one("#topics", TopicList).highlighted_slug == second
+
+
+async def test_a_click_on_a_row_studies_that_topic(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        topics = app.screen.query_one("#topics", TopicList)
+        first = list(app.context.bank.topics)[0]
+        assert await pilot.click(TopicList, offset=(30, 0))
+        await pilot.pause()
+        assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == first
+        assert topics.highlighted == 0
+
+
+async def test_the_cursor_stays_on_screen_in_a_list_longer_than_the_terminal(make_app, write_pack):
+    app = make_app(bank=many_topics(write_pack, 30))
+    async with app.run_test(size=(80, 20)) as pilot:
+        topics = app.screen.query_one("#topics", TopicList)
+        scroll = app.screen.query_one("#topics-scroll")
+        assert topics.row_count == 30 and scroll.scroll_offset.y == 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert topics.highlighted == 29
+        last_row_y = topics.region.y + 29  # region is where the widget is drawn, already scrolled
+        assert scroll.region.y <= last_row_y < scroll.region.bottom
+        await pilot.press("home", "up", "pagedown")
+        await pilot.pause()
+        assert topics.highlighted == 10
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == "t10"
+
+
+def test_the_first_screen_leaves_the_scheduler_and_the_grader_unloaded(tmp_path):
+    """Start-up imports only what home draws: fsrs, the grading client and the other screens follow later."""
+    script = textwrap.dedent("""
+        import sys
+        from quizapp.tui.app import QuizApp
+        QuizApp(exit_after_first_screen=True).run(headless=True, size=(100, 32))
+        print(sorted(m for m in sys.modules if m in {"fsrs", "quizapp.tui.grading", "quizapp.tui.screens.quiz",
+                                                      "quizapp.study.schedule", "textual.widgets._header"}))
+        """)
+    env = {"QUIZAPP_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
