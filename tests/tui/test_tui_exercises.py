@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 from textual.widgets import Static
@@ -69,12 +68,12 @@ async def test_a_failing_check_shows_its_message(make_app, work_dir):
 
 def alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:  # gone, even between two looks
         return False
     # A killed child that is not reaped yet is a zombie: dead for our purpose.
-    with open(f"/proc/{pid}/stat") as fh:
-        return fh.read().split(")")[-1].split()[0] != "Z"
+    return state not in ("Z", "X")
 
 
 async def test_cancel_kills_the_grader_and_its_children(make_app, work_dir, tmp_path, monkeypatch):
@@ -95,7 +94,8 @@ async def test_cancel_kills_the_grader_and_its_children(make_app, work_dir, tmp_
         await settle(pilot)
         assert not screen.grading
         assert "cancelled" in str(screen.query_one("#grade-status").render())
-    deadline = time.monotonic() + 5
+    # Cancel escalates from SIGTERM to SIGKILL after a grace period; a loaded machine gets time to deliver both.
+    deadline = time.monotonic() + 15
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(p) for p in pids)
