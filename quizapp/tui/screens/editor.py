@@ -7,10 +7,11 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TextArea
+from textual.widgets import Footer, Static, TextArea
 
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen
+from quizapp.tui.widgets.titlebar import TitleBar
 
 
 class EditorScreen(Screen[bool]):
@@ -32,7 +33,7 @@ class EditorScreen(Screen[bool]):
         self.saved_once = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(f"Editing {self.label}", id="editor-title", classes="section-title")
         yield TextArea.code_editor(self.saved_text, language="python", id="code")
         yield Footer(compact=True)

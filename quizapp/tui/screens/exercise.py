@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Markdown, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from quizapp.catalog import Exercise
@@ -34,6 +34,7 @@ from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.widgets.bars import stars
 from quizapp.tui.widgets.results import GradeResults
+from quizapp.tui.widgets.titlebar import TitleBar
 
 
 SAVE_QUIET_MS = 50  # a save is graded once the folder has been quiet this long
@@ -89,7 +90,7 @@ class ExerciseScreen(Screen):
 
     def compose(self) -> ComposeResult:
         ex = self.exercise
-        yield Header()
+        yield TitleBar()
         with Vertical(id="exercise-head"):
             yield Static(Text.assemble((ex.title, "bold"), f"  {stars(ex.difficulty)}  ", (ex.topic, "dim")))
             yield Static(id="file-line")

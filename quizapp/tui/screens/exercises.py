@@ -6,13 +6,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from quizapp.study.stats import exercise_stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import ExerciseRequested
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import best_result, exercise_status, stars
+from quizapp.tui.widgets.titlebar import TitleBar
 
 
 class ExercisesScreen(Screen):
@@ -28,7 +29,7 @@ class ExercisesScreen(Screen):
         self.context = context
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static("Exercises: write a training technique, then let the grader check what it does",
                      classes="section-title")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="exercises")

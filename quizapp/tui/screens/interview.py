@@ -13,7 +13,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Markdown, SelectionList, Static, TextArea
+from textual.widgets import Footer, Input, Markdown, SelectionList, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from quizapp.bank.answers import check_answer
@@ -29,6 +29,7 @@ from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
 from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.rating import RatingBar
 from quizapp.tui.widgets.results import GradeResults
+from quizapp.tui.widgets.titlebar import TitleBar
 
 TICK_S = 1.0  # the countdown's refresh
 LOW_S = 60  # under a minute left, the clock turns red
@@ -67,7 +68,7 @@ class InterviewScreen(Screen):
         self.seed = context.now().isoformat()
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(id="iv-clock")
         yield VerticalScroll(id="iv-pane")
         yield Footer(compact=True)

@@ -7,13 +7,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from quizapp.interview.render import exercise_lines, headline, question_table, study_next_text, topic_table
 from quizapp.interview.report import ReportCard
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
 from quizapp.tui.screens import SCREENS_CSS
+from quizapp.tui.widgets.titlebar import TitleBar
 
 
 class InterviewReportScreen(Screen):
@@ -38,7 +39,7 @@ class InterviewReportScreen(Screen):
 
     def compose(self) -> ComposeResult:
         card = self.card
-        yield Header()
+        yield TitleBar()
         with VerticalScroll(id="iv-report"):
             yield Static(Text("Report card", style="bold"), classes="section-title")
             yield Static(headline(card), id="iv-headline")

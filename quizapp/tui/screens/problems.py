@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from quizapp.bank.model import BankError
 from quizapp.study.store import StoreError
 from quizapp.tui.screens import SCREENS_CSS
+from quizapp.tui.widgets.titlebar import TitleBar
 
 # In DEFAULT_CSS, not screens.tcss: the store problem can be the first screen, whose CSS_PATH
 # Textual does not read.
@@ -42,7 +43,7 @@ class StoreProblemScreen(Screen):
         self.error = error
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         with Vertical(id="store-problem", classes="problem"):
             yield Static("Your progress database cannot be used", classes="problem-title")
             yield Static(Text(self.error.reason))

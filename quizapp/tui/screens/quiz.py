@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Markdown, Static
+from textual.widgets import Footer, Input, Markdown, Static
 
 from quizapp.bank.answers import Verdict, check_answer
 from quizapp.bank.model import Question
@@ -26,6 +26,7 @@ from quizapp.tui.session import Answered, SessionResult
 from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
 from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.rating import RatingBar
+from quizapp.tui.widgets.titlebar import TitleBar
 
 KINDS = {"single": "one answer", "multi": "all that apply", "numeric": "a number", "text": "a short answer",
          "order": "put in order", "card": "open question"}
@@ -71,7 +72,7 @@ class QuizScreen(Screen):
         return self.questions[self.index]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(id="quiz-progress")
         yield VerticalScroll(id="quiz-pane")
         yield Vertical(id="rating-dock")

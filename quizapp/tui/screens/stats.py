@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from quizapp.study.stats import Stats
 from quizapp.tui.context import StudyContext
@@ -18,6 +18,7 @@ from quizapp.tui.widgets.bars import bar, percent
 from quizapp.tui.widgets.charts import DailyChart
 from quizapp.tui.widgets.interviews import InterviewHistory
 from quizapp.tui.widgets.results import status_text
+from quizapp.tui.widgets.titlebar import TitleBar
 
 CHART_DAYS = 14
 
@@ -43,7 +44,7 @@ class StatsScreen(Screen):
         self.first_tab = tab
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(id="stats-summary")
         with TabbedContent(id="stats-tabs"):
             with TabPane("Activity", id="activity"):

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from quizapp.study.schedule import RATING_NAMES
 from quizapp.tui.context import StudyContext
@@ -16,6 +16,7 @@ from quizapp.tui.messages import StudyRequested
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.session import SessionResult
 from quizapp.tui.widgets.answers import inline_text
+from quizapp.tui.widgets.titlebar import TitleBar
 
 
 def first_line(markdown: str, width: int = 76) -> str:
@@ -54,7 +55,7 @@ class SummaryScreen(Screen):
         missed = [a.question for a in checked if not a.correct]
         stats = self.context.stats()
         table.add_row("Now", f"{stats.due} due · {stats.new} new")
-        yield Header()
+        yield TitleBar()
         with Vertical(id="summary"):
             yield Static(Text(f"{self.result.title}: session done", style="bold"), classes="section-title")
             yield Static(table)
