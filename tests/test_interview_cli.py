@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -72,7 +73,7 @@ def test_a_short_interview_end_to_end(demo):
     # Enter starts the clock; the card's written answer and 3 of 4 key points (Good); the single, right.
     result = interview("\n".join(["", "loss scaling skips bad steps", "1 2 3", "2"]) + "\n", "--minutes", "4")
     assert result.exit_code == 0, result.output
-    assert "left" in result.output  # the countdown at each question
+    assert re.search(r"⏱ \d:\d\d left\n", result.output)  # the countdown at each question (no exercise here)
     assert "Key points" in result.output and "right (3/4 points)" in result.output
     assert "Report card" in result.output and "Score 88%" in result.output  # (3/4 + 1) / 2
     assert "Study next: Demo topic" in result.output
@@ -127,6 +128,7 @@ def test_the_exercise_is_written_next_to_you_and_graded(demo, tmp_path, monkeypa
     result = interview("\n".join(["", "answer", "1 2 3", "2", ""]) + "\n", "--minutes", "5")
     assert result.exit_code == 0, result.output
     assert "interview_demo_ex-2.py" in result.output
+    assert "left for the questions, then" in result.output and "left for the exercise" in result.output
     assert (work / "interview_demo_ex.py").read_text() == "mine"
     assert graded == ["# quizapp: exercise=demo_ex\n"]
     assert "Exercise Demo exercise  fail  1/2 checks" in result.output

@@ -19,7 +19,7 @@ from quizapp.bank.model import Question
 from quizapp.commands.common import display_path, load_bank_reporting, open_store
 from quizapp.commands.review import Quit, ask, read_answer, read_key_points, read_rating
 from quizapp.interview import Interview, PlanError, make_plan
-from quizapp.interview.render import KINDS, clock_text, outcome_text, print_report_card
+from quizapp.interview.render import KINDS, clock_text, countdown_words, outcome_text, print_report_card
 from quizapp.interview.session import EXERCISE
 from quizapp.interview.starter import write_starter
 from quizapp.study.store import utcnow
@@ -85,7 +85,9 @@ def ask_questions(interview: Interview, console: Console, seed: str) -> None:
             break
         n, total = interview.position
         title = interview.titles.get(q.topic, q.topic)
-        console.rule(f"{n}/{total} · {title} · {KINDS.get(q.type, q.type)} · ⏱ {clock_text(interview.remaining_s())} left")
+        console.rule(f"{n}/{total} · {title} · {KINDS.get(q.type, q.type)}")
+        # On its own line: in the rule, a narrow terminal would cut what the clock counts.
+        console.print(f"⏱ {clock_text(interview.remaining_s())} {countdown_words(interview)}", style="dim")
         console.print(Markdown(q.prompt))
         interview.show()
         if q.type == "card":
@@ -128,7 +130,8 @@ def do_exercise(interview: Interview, console: Console) -> None:
         interview.exercise_graded(None, f"the starter file could not be written: {exc.strerror or exc}")
         console.print(f"[red]Could not write the starter file of {ex.id}: {exc.strerror or exc}[/]")
         return
-    console.rule(f"Exercise · {ex.title} · ⏱ {clock_text(interview.remaining_s())}")
+    console.rule(f"Exercise · {ex.title}")
+    console.print(f"⏱ {clock_text(interview.remaining_s())} {countdown_words(interview)}", style="dim")
     console.print(Markdown(ex.statement))
     console.print(f"Your starter file is [bold]{display_path(path)}[/]. Edit it in your editor; it is graded "
                   "when you press Enter here, or when the time is up.")

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from quizapp.interview.report import MISSED, PARTIAL, RIGHT, ReportCard
+from quizapp.interview.session import EXERCISE, QUESTIONS, Interview
 
 OUTCOME_STYLE = {RIGHT: "green", PARTIAL: "yellow", MISSED: "dim"}
 CHECK_STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "dim"}
@@ -20,6 +21,15 @@ def clock_text(seconds: float | None) -> str:
         return "-"
     seconds = max(0, round(seconds))
     return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def countdown_words(interview: Interview) -> str:
+    """What the countdown counts, to follow it: the clock runs per part, not for the whole interview."""
+    if interview.phase == QUESTIONS and interview.plan.exercise_minutes:
+        return f"left for the questions, then {clock_text(interview.plan.exercise_minutes * 60)} for the exercise"
+    if interview.phase == EXERCISE:
+        return "left for the exercise"
+    return "left"
 
 
 def score_style(score: float) -> str:

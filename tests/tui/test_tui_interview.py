@@ -71,7 +71,8 @@ async def test_a_five_minute_interview_end_to_end(make_app):
         screen = await open_interview(pilot)
         plan = screen.interview.plan
         assert plan.exercise.id == "scaled_loop" and plan.exercise_minutes == 2 and len(plan.questions) == 2
-        assert "3:00 left" in str(screen.query_one("#iv-clock").render())
+        # The clock counts the questions' share and says so, with the exercise's box after it.
+        assert "3:00 left for the questions, then 2:00 for the exercise" in str(screen.query_one("#iv-clock").render())
         for _ in plan.questions:
             await answer_current(pilot, screen, clock, tick=2)
         assert screen.interview.phase == "exercise"
@@ -101,7 +102,7 @@ async def test_time_up_for_questions_moves_on_and_grades_early_on_a_key(make_app
         await screen.tick()
         await pilot.pause()
         assert screen.interview.phase == "exercise"
-        assert "Exercise" in str(screen.query_one("#iv-clock").render())
+        assert "1:59 left for the exercise" in str(screen.query_one("#iv-clock").render())
         await pilot.press("ctrl+g")
         await settle(pilot)
         card = app.screen.card

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from quizapp.bank.answers import check_answer
 from quizapp.interview import Interview
-from quizapp.interview.render import KINDS, clock_text
+from quizapp.interview.render import KINDS, clock_text, countdown_words
 from quizapp.interview.session import EXERCISE, QUESTIONS
 from quizapp.interview.starter import write_starter
 from quizapp.tui.context import StudyContext
@@ -105,7 +105,7 @@ class InterviewScreen(Screen):
             where = "Done"
         style = "bold red" if left < LOW_S else "bold"
         self.query_one("#iv-clock", Static).update(Text.assemble(
-            ("⏱ ", style), (clock_text(left), style), " left  ·  ", where, "  ·  ", (f"{iv.plan.minutes:g}-minute interview", "dim")))
+            ("⏱ ", style), (clock_text(left), style), f" {countdown_words(iv)}  ·  ", where, "  ·  ", (f"{iv.plan.minutes:g}-minute interview", "dim")))
 
     # -- what is on screen ------------------------------------------------------------------
 
