@@ -1,3 +1,3 @@
-from quizapp.cli import main
+from quizapp.main import main
 
 main()

@@ -112,3 +112,24 @@ def test_bank_check_imports_neither_torch_nor_textual():
 def test_python_dash_m_runs_the_cli():
     out = subprocess.run([sys.executable, "-m", "quizapp", "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "quizapp, version" in out.stdout
+
+
+ENTRY = """
+import sys
+import quizapp.tui_launch
+quizapp.tui_launch.launch = lambda: print("app", "click" in sys.modules) or 7
+sys.argv = ["quizapp", *{args!r}]
+from quizapp.main import main
+main()
+"""
+
+
+def test_bare_quizapp_opens_the_app_without_loading_the_parser():
+    result = subprocess.run([sys.executable, "-c", ENTRY.format(args=[])], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 7 and result.stdout == "app False\n", result.stderr
+
+
+def test_quizapp_with_arguments_goes_through_the_command_line():
+    result = subprocess.run([sys.executable, "-c", ENTRY.format(args=["--version"])], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and result.stdout.startswith("quizapp, version"), result.stderr
