@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
@@ -21,6 +22,7 @@ from quizapp.tui.messages import ExerciseRequested, StudyRequested
 from quizapp.tui.screens.home import HomeScreen
 
 DARK, LIGHT = "textual-dark", "textual-light"
+GC_SETTLE_S = 1.0  # after the first screen, when the paused collector catches up
 
 
 class QuizApp(App[int]):
@@ -50,6 +52,7 @@ class QuizApp(App[int]):
         self._exit_after_first_screen = exit_after_first_screen
         self.context: StudyContext | None = None
         self.theme = theme
+        self._gc_paused = False
 
     # -- start and stop ---------------------------------------------------------------------
 
@@ -74,9 +77,33 @@ class QuizApp(App[int]):
         self.context = context
         return HomeScreen(context)
 
+    def run(self, *args, **kwargs) -> int | None:
+        # Start-up builds tens of thousands of objects that live as long as the app, and the cyclic
+        # collector would walk them several times before the first frame (10-25 ms on a slow machine).
+        # It is paused until the first screen is up; see _settle_gc for what happens then.
+        self._gc_paused = gc.isenabled()
+        gc.disable()
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            if self._gc_paused:
+                self._gc_paused = False
+                gc.enable()
+
     def on_ready(self) -> None:
         if self._exit_after_first_screen:
             self.exit(0)
+        elif self._gc_paused:
+            self.set_timer(GC_SETTLE_S, self._settle_gc)
+
+    def _settle_gc(self) -> None:
+        """Collect what start-up left behind, then freeze the survivors (modules, the bank, the home
+        screen: they live until exit) so that later collections skip them and cost the UI less."""
+        if self._gc_paused:
+            self._gc_paused = False
+            gc.collect()
+            gc.freeze()
+            gc.enable()
 
     def on_unmount(self) -> None:
         if self.context is not None:

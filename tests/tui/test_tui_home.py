@@ -85,3 +85,35 @@ def test_the_first_screen_leaves_the_scheduler_and_the_grader_unloaded(tmp_path)
                             timeout=120, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_collector_is_paused_until_the_first_screen_then_catches_up(tmp_path):
+    """run() pauses the cyclic GC for start-up; after the first screen it collects once, freezes the
+    survivors and runs again; a run that ends early leaves it on too."""
+    script = textwrap.dedent("""
+        import asyncio, gc
+        import quizapp.tui.app as tui
+        from quizapp.tui.app import QuizApp
+
+        tui.GC_SETTLE_S = 0.05
+        seen = {}
+
+        async def pilot(pilot):
+            seen["at_first_screen"] = gc.isenabled()
+            await asyncio.sleep(0.5)
+            seen["later"] = gc.isenabled()
+            seen["frozen"] = gc.get_freeze_count() > 0
+            pilot.app.exit(0)
+
+        QuizApp().run(headless=True, size=(100, 32), auto_pilot=pilot)
+        seen["after"] = gc.isenabled()
+        QuizApp(exit_after_first_screen=True).run(headless=True, size=(100, 32))
+        seen["after_early_exit"] = gc.isenabled()
+        print(sorted(seen.items()))
+        """)
+    env = {"QUIZAPP_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(sorted({
+        "at_first_screen": False, "later": True, "frozen": True, "after": True, "after_early_exit": True}.items()))
