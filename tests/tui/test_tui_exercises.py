@@ -6,6 +6,7 @@ import time
 
 from textual.widgets import Static
 
+from quizapp.catalog import load_catalog
 from quizapp.study.store import Store
 from quizapp.tui.screens.dialogs import ConfirmScreen
 from quizapp.tui.screens.editor import EditorScreen
@@ -183,3 +184,18 @@ async def test_hints_come_one_at_a_time_and_a_missing_editor_is_explained(make_a
         await pilot.press("e")
         await pilot.pause()
     assert any("Set $EDITOR" in n for n in notices)
+
+
+async def test_home_and_end_go_to_the_first_and_the_last_exercise(make_app):
+    app = make_app(catalog=load_catalog())  # the shipped exercises: ten rows
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("x")
+        await pilot.pause()
+        table = app.screen.query_one("#exercises")
+        await pilot.press("end")
+        assert table.row_count == len(app.context.catalog) > 2 and table.cursor_row == table.row_count - 1
+        await pilot.press("home")
+        assert table.cursor_row == 0
+        await pilot.press("end", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise.id == list(app.context.catalog)[-1]

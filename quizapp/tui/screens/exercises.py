@@ -16,6 +16,16 @@ from quizapp.tui.widgets.bars import best_result, exercise_status, stars
 from quizapp.tui.widgets.titlebar import TitleBar
 
 
+class ExerciseTable(DataTable):
+    """A list of rows: Home and End go to the first and the last exercise, as in the topics on home
+    (DataTable's own Home and End scroll sideways, for wide tables)."""
+
+    BINDINGS = [
+        Binding("home", "scroll_top", "First", show=False),
+        Binding("end", "scroll_bottom", "Last", show=False),
+    ]
+
+
 class ExercisesScreen(Screen):
     CSS_PATH = SCREENS_CSS
 
@@ -32,7 +42,7 @@ class ExercisesScreen(Screen):
         yield TitleBar()
         yield Static("Exercises: write a training technique, then let the grader check what it does",
                      classes="section-title")
-        yield DataTable(cursor_type="row", zebra_stripes=True, id="exercises")
+        yield ExerciseTable(cursor_type="row", zebra_stripes=True, id="exercises")
         yield Static(id="no-exercises")
         yield Footer(compact=True)
 

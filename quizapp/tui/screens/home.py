@@ -6,7 +6,6 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -16,24 +15,9 @@ from quizapp.study.stats import Stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
 from quizapp.tui.widgets.bars import bar
+from quizapp.tui.widgets.tiles import Tiles
 from quizapp.tui.widgets.titlebar import TitleBar
 from quizapp.tui.widgets.topiclist import TopicList
-
-
-class Tile(Static):
-    """A boxed figure with a caption."""
-
-    DEFAULT_CSS = """
-    Tile { border: round $primary; padding: 0 1; height: 4; width: 1fr; }
-    Tile.-wide { width: 2fr; }
-    """
-
-    def __init__(self, title: str, *, id: str, classes: str = "") -> None:
-        super().__init__(id=id, classes=classes)
-        self.border_title = title
-
-    def show(self, figure: str, caption: str) -> None:
-        self.update(Text.assemble((figure, "bold"), "\n", (caption, "dim")))
 
 
 def topic_row(mastery: Text, percent: str, due: str, new: str, title: str) -> Text:
@@ -46,6 +30,10 @@ def topic_row(mastery: Text, percent: str, due: str, new: str, title: str) -> Te
 
 
 class HomeScreen(Screen):
+    # Focus is given in on_mount without scrolling: Textual's auto-focus would scroll the screen to
+    # show as much of the (tall) topic list as it can, hiding the tiles above it.
+    AUTO_FOCUS = ""
+
     BINDINGS = [
         Binding("r", "app.review", "Review", id="review", tooltip="Study the cards due now, then new questions"),
         Binding("enter", "study_topic", "Study topic", id="study-topic", priority=True,
@@ -65,32 +53,27 @@ class HomeScreen(Screen):
         self.context = context
 
     def compose(self) -> ComposeResult:
-        # Every widget here is on the first frame, and each costs start-up time: what can be
-        # decided now (the banner, an empty bank) is composed only when it will be shown.
+        # Every widget here is on the first frame, and each costs start-up time: no containers (the
+        # screen itself scrolls when the list is taller than the terminal), the four tiles drawn by
+        # one widget, and the banner or the empty-bank note only when they will be shown.
         yield TitleBar()
-        with Vertical(id="home"):
-            if problems := self._problems():
-                yield Static("\n".join(problems), id="banner")
-            with Horizontal(id="tiles"):
-                yield Tile("Due now", id="tile-due")
-                yield Tile("New", id="tile-new")
-                yield Tile("Streak", id="tile-streak")
-                yield Tile("Exercises", id="tile-exercises", classes="-wide")
-            if self.context.bank.topics:
-                yield Static(Content.assemble(
-                    (" Mastery per topic", "bold $text-accent"), "\n",
-                    (topic_row(Text("mastery"), "", "due", "new", "topic").plain, "$text-muted")), id="topics-title")
-                with VerticalScroll(id="topics-scroll", can_focus=False):
-                    yield TopicList(id="topics")
-            else:
-                yield Static(f"No questions to study. Question packs are read from the shipped bank and from "
-                             f"{paths.user_questions_dir()}.", id="empty-bank")
+        if problems := self._problems():
+            yield Static("\n".join(problems), id="banner")
+        yield Tiles(["Due now", "New", "Streak", "Exercises"], (1, 1, 1, 2), id="tiles")
+        if self.context.bank.topics:
+            yield Static(Content.assemble(
+                (" Mastery per topic", "bold $text-accent"), "\n",
+                (topic_row(Text("mastery"), "", "due", "new", "topic").plain, "$text-muted")), id="topics-title")
+            yield TopicList(id="topics")
+        else:
+            yield Static(f"No questions to study. Question packs are read from the shipped bank and from "
+                         f"{paths.user_questions_dir()}.", id="empty-bank")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.refresh_figures()
         if self.context.bank.topics:
-            self.query_one("#topics", TopicList).focus()
+            self.query_one("#topics", TopicList).focus(scroll_visible=False)
 
     def on_screen_resume(self) -> None:
         self.refresh_figures()
@@ -103,15 +86,14 @@ class HomeScreen(Screen):
 
     def _show_tiles(self, stats: Stats) -> None:
         # Captions stay within 12 characters: a tile is that narrow at 80 columns.
-        self.query_one("#tile-due", Tile).show(str(stats.due), "cards")
-        self.query_one("#tile-new", Tile).show(str(stats.new), "questions")
         days = f"{stats.streak_days} day" + ("" if stats.streak_days == 1 else "s")
         today = "done today" if stats.studied_today else ("study today" if stats.streak_days else "start today")
-        self.query_one("#tile-streak", Tile).show(days, today)
         passed = sum(1 for e in stats.exercises if e.passed)
         attempted = sum(1 for e in stats.exercises if e.attempts and not e.passed)
         fresh = sum(1 for e in stats.exercises if not e.attempts)
-        self.query_one("#tile-exercises", Tile).show(f"{passed} passed", f"{attempted} attempted · {fresh} not started")
+        self.query_one("#tiles", Tiles).show([
+            (str(stats.due), "cards"), (str(stats.new), "questions"), (days, today),
+            (f"{passed} passed", f"{attempted} attempted · {fresh} not started")])
 
     def _show_topics(self, stats: Stats) -> None:
         self.query_one("#topics", TopicList).set_rows([

@@ -99,9 +99,14 @@ class TopicList(Widget, can_focus=True):
 
     def watch_highlighted(self, row: int) -> None:
         if self._rows and self.parent is not None and self.parent.is_scrollable:
-            # Keep the cursor's row on screen: the container scrolls, this widget is as tall as its rows.
+            # Keep the cursor's row on screen: the container scrolls (on home, the screen itself), this
+            # widget is as tall as its rows; dock_gutter keeps the row clear of a docked title bar or footer.
+            if row == 0:  # back at the top: show what is above the list too (home's tiles)
+                self.parent.scroll_home(animate=False)
+                return
             top = self.virtual_region.y
-            self.parent.scroll_to_region(Region(0, top + row, self.size.width, 1), animate=False)
+            self.parent.scroll_to_region(Region(0, top + row, self.size.width, 1), spacing=self.dock_gutter,
+                                         animate=False)
 
     def action_move(self, step: int) -> None:
         if self._rows:
