@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 QUESTION_TYPES = ("single", "multi", "numeric", "order", "text", "card")
+
+# Topic and BankError are NamedTuples, cheaper to define than dataclasses on the way to the first
+# screen; Question stays a dataclass, as its why_not dict is left out of its hash and equality.
 
 
 @dataclass(frozen=True)
@@ -34,16 +37,14 @@ class Question:
         return f"{self.source}:{self.line}"
 
 
-@dataclass(frozen=True)
-class Topic:
+class Topic(NamedTuple):
     slug: str
     title: str
     source: Path
     questions: tuple[Question, ...]
 
 
-@dataclass(frozen=True)
-class BankError:
+class BankError(NamedTuple):
     """One problem in one question file, printed as `file:line: reason`."""
 
     path: Path

@@ -7,9 +7,9 @@ import sqlite3
 import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 from quizapp import paths
 from quizapp.study import fsrs_params
@@ -37,8 +37,9 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat()
 
 
-@dataclass(frozen=True)
-class GradeRecord:
+# NamedTuples: the store is imported on the way to the first screen, where a dataclass's generated
+# methods would be compiled at import (about 1 ms apiece on a slow machine).
+class GradeRecord(NamedTuple):
     exercise_id: str
     graded_at: str
     status: str
@@ -49,8 +50,7 @@ class GradeRecord:
     file_path: str | None
 
 
-@dataclass(frozen=True)
-class InterviewRecord:
+class InterviewRecord(NamedTuple):
     uid: str
     started_at: datetime
     finished_at: datetime
