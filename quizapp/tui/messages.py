@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.message import Message
 
 
-@dataclass
 class StudyRequested(Message):
     """Start a quiz: a topic's questions, or the review queue when `topic` is None."""
 
-    topic: str | None = None
+    def __init__(self, topic: str | None = None) -> None:
+        super().__init__()
+        self.topic = topic
 
 
-@dataclass
 class ExerciseRequested(Message):
-    exercise_id: str
+    """Open one exercise's screen."""
+
+    def __init__(self, exercise_id: str) -> None:
+        super().__init__()
+        self.exercise_id = exercise_id

@@ -58,7 +58,7 @@ class Tiles(Widget):
         title_style = self.get_component_rich_style("tiles--title")
         top, figure_line, caption_line, bottom = (Text(no_wrap=True) for _ in range(4))
         for title, (figure, caption), width in zip(self.titles, self.figures,
-                                                   split_width(self.content_region.width, self.weights)):
+                                                   split_width(self.size.width, self.weights)):
             inner = width - 4  # a border and a space of padding on each side
             if inner < 1:
                 continue

@@ -84,7 +84,7 @@ class TopicList(Widget, can_focus=True):
         self.refresh(layout=True)
 
     def render(self) -> Text:
-        width = self.content_region.width
+        width = self.size.width  # no padding or border here; content_region asks the compositor for a layout
         lines = []
         for index, (_, row) in enumerate(self._rows):
             style = ("topic-list--cursor" if index == self.highlighted
