@@ -15,8 +15,8 @@ class TopicList(Widget, can_focus=True):
     """A cursor over pre-rendered rows, drawn as one block of text.
 
     Textual's OptionList renders and caches each option on its own; for the twenty-odd rows of the
-    first screen that costs about 20 ms of start-up on a slow machine, most of the home screen's
-    budget. This widget draws every row in one pass and leaves scrolling to its container.
+    first screen that cost about 20 ms of CPU at start-up on a slow machine. This widget draws every
+    row in one pass and leaves scrolling to its container (on home, the screen itself).
     """
 
     DEFAULT_CSS = """
