@@ -104,11 +104,13 @@ def compute_stats(bank: Bank, store: Store, *, now: datetime | None = None,
             by_topic_correct[topic] += row["correct"]
             per_day_correct[day] += row["correct"]
 
+    if cards:  # fsrs loads only when a card is there to score: a new learner's home draws without it
+        from quizapp.study.schedule import retrievability
     topics = []
     for slug, topic in bank.topics.items():
         ids = [q.id for q in topic.questions]
         seen = [qid for qid in ids if qid in cards]
-        recall = sum(_retrievability(cards[qid][1], now) for qid in seen)
+        recall = sum(retrievability(cards[qid][1], now) for qid in seen)
         topics.append(TopicStats(
             slug=slug, title=topic.title, questions=len(ids), seen=len(seen),
             attempts=by_topic_attempts[slug], checked=by_topic_checked[slug], correct=by_topic_correct[slug],
@@ -142,10 +144,3 @@ def exercise_stats(store: Store, exercise_ids: tuple[str, ...] = ()) -> list[Exe
             last_status=mine[-1].status if mine else None,
         ))
     return rows
-
-
-def _retrievability(card_json: str, now: datetime) -> float:
-    # Imported on first use: a store with no reviews yet draws home without loading fsrs.
-    from quizapp.study.schedule import retrievability
-
-    return retrievability(card_json, now)

@@ -14,13 +14,6 @@ def split_width(width: int, weights: tuple[int, ...]) -> list[int]:
     return [b - a for a, b in zip(edges, edges[1:])]
 
 
-def fit(text: str, width: int) -> str:
-    """Text cut to width with an ellipsis, or padded to it."""
-    if len(text) > width:
-        return text[:width - 1] + "…" if width > 0 else ""
-    return text.ljust(width)
-
-
 class Tiles(Widget):
     """Rounded boxes, each with its title in the top border, a bold figure and a dim caption.
 
@@ -62,10 +55,13 @@ class Tiles(Widget):
             inner = width - 4  # a border and a space of padding on each side
             if inner < 1:
                 continue
-            label = fit(title, width - 5).rstrip()  # "╭─ " + label + " " + at least "╮"
-            top.append("╭─", border).append(f" {label} ", title_style)
-            top.append("─" * (width - 5 - len(label)) + "╮", border)
-            figure_line.append("│ ", border).append(fit(figure, inner), "bold").append(" │", border)
-            caption_line.append("│ ", border).append(fit(caption, inner), "dim").append(" │", border)
+            label = Text(title, title_style)
+            label.truncate(width - 5, overflow="ellipsis")  # "╭─ " + label + " " + at least "╮"
+            top.append("╭─", border).append(" ", title_style).append_text(label).append(" ", title_style)
+            top.append("─" * (width - 5 - label.cell_len) + "╮", border)
+            for line, text, style in ((figure_line, figure, "bold"), (caption_line, caption, "dim")):
+                cell = Text(text, style)
+                cell.truncate(inner, overflow="ellipsis", pad=True)
+                line.append("│ ", border).append_text(cell).append(" │", border)
             bottom.append("╰" + "─" * (width - 2) + "╯", border)
         return Text("\n").join([top, figure_line, caption_line, bottom])
