@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 import uuid
@@ -57,6 +56,14 @@ class InterviewRecord(NamedTuple):
     minutes: float
     score: float
     report: dict
+
+
+def _json():
+    """The json module, imported on first use: importing it compiles its scanner's patterns (about
+    3 ms), and a new learner's first screen reads no JSON from the store."""
+    import json
+
+    return json
 
 
 def new_uid() -> str:
@@ -179,7 +186,7 @@ class Store:
                 "INSERT INTO answers (uid, question_id, topic, answered_at, correct, rating, duration_ms, response)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (new_uid(), question_id, topic, iso(at), None if correct is None else int(correct), rating,
-                 duration_ms, json.dumps(response)),
+                 duration_ms, _json().dumps(response)),
             )
             conn.execute(
                 "INSERT INTO cards (question_id, topic, due, card, reviewed_at) VALUES (?, ?, ?, ?, ?)"
@@ -197,7 +204,7 @@ class Store:
                 "INSERT INTO grades (uid, exercise_id, graded_at, file_path, file_hash, device, status,"
                 " checks_passed, checks_total, duration_s, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (new_uid(), exercise_id, iso(at or utcnow()), file_path, file_hash, device, status,
-                 checks_passed, checks_total, duration_s, json.dumps(report) if report else None),
+                 checks_passed, checks_total, duration_s, _json().dumps(report) if report else None),
             )
 
     def record_interview(self, *, started_at: datetime, finished_at: datetime, minutes: float, score: float,
@@ -210,7 +217,7 @@ class Store:
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO interviews (uid, started_at, finished_at, minutes, score, report) VALUES (?, ?, ?, ?, ?, ?)",
-                (uid, iso(started_at), iso(finished_at), float(minutes), float(score), json.dumps(report)),
+                (uid, iso(started_at), iso(finished_at), float(minutes), float(score), _json().dumps(report)),
             )
         return uid
 
@@ -218,7 +225,7 @@ class Store:
         """Store a JSON-able value under key (replacing any earlier one)."""
         with self.transaction() as conn:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)"
-                         " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, json.dumps(value)))
+                         " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, _json().dumps(value)))
 
     def delete_setting(self, key: str) -> None:
         with self.transaction() as conn:
@@ -239,7 +246,7 @@ class Store:
         rows = self.conn.execute("SELECT uid, started_at, finished_at, minutes, score, report FROM interviews"
                                  " ORDER BY started_at, id")
         return [InterviewRecord(uid, datetime.fromisoformat(start), datetime.fromisoformat(end), minutes, score,
-                                json.loads(report))
+                                _json().loads(report))
                 for uid, start, end, minutes, score, report in rows]
 
     def fsrs_parameters(self) -> tuple[float, ...] | None:
@@ -250,8 +257,7 @@ class Store:
     def setting(self, key: str, default=None):
         """The JSON value stored under key, or default."""
         row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else default
-
+        return _json().loads(row[0]) if row else default
 
     def card_json(self, question_id: str) -> str | None:
         row = self.conn.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()

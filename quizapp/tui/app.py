@@ -41,7 +41,7 @@ class QuizApp(App[int]):
     def __init__(self, *, bank: Bank | None = None, store_path: Path | None = None,
                  catalog: dict[str, Exercise] | None = None, grader_cmd: list[str] | None = None,
                  now: datetime | Callable[[], datetime] | None = None, work_dir: Path | None = None,
-                 theme: str = DARK, exit_after_first_screen: bool = False) -> None:
+                 theme: str = DARK, exit_after_first_screen: bool = False, resume_gc: bool = False) -> None:
         super().__init__()
         self._bank = bank
         self._store_path = store_path
@@ -52,6 +52,9 @@ class QuizApp(App[int]):
         self._exit_after_first_screen = exit_after_first_screen
         self.context: StudyContext | None = None
         self.theme = theme
+        # True when the launcher paused the collector before importing Textual: run() then treats
+        # it as its own pause and turns it back on as it would have.
+        self._resume_gc = resume_gc
         self._gc_paused = False
 
     # -- start and stop ---------------------------------------------------------------------
@@ -81,7 +84,7 @@ class QuizApp(App[int]):
         # Start-up builds tens of thousands of objects that live as long as the app, and the cyclic
         # collector would walk them several times before the first frame (10-25 ms on a slow machine).
         # It is paused until the first screen is up; see _settle_gc for what happens then.
-        self._gc_paused = gc.isenabled()
+        self._gc_paused = self._resume_gc or gc.isenabled()
         gc.disable()
         try:
             return super().run(*args, **kwargs)

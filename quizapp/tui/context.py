@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -26,16 +25,21 @@ def default_grader_cmd() -> list[str]:
     return [sys.executable, "-m", "quizapp", "grade"]
 
 
-@dataclass
 class StudyContext:
-    bank: Bank
-    store: Store
-    catalog: dict[str, Exercise]
-    work_dir: Path
-    grader_cmd: list[str]
-    clock: Callable[[], datetime] = utcnow
-    catalog_error: str | None = None
-    chosen_paths: dict[str, Path] = field(default_factory=dict)  # solution files picked this session
+    # A plain class, not a dataclass: it is defined on the way to the first screen, where compiling a
+    # dataclass's generated methods costs a millisecond or two.
+
+    def __init__(self, *, bank: Bank, store: Store, catalog: dict[str, Exercise], work_dir: Path,
+                 grader_cmd: list[str], clock: Callable[[], datetime] = utcnow,
+                 catalog_error: str | None = None) -> None:
+        self.bank = bank
+        self.store = store
+        self.catalog = catalog
+        self.work_dir = work_dir
+        self.grader_cmd = grader_cmd
+        self.clock = clock
+        self.catalog_error = catalog_error
+        self.chosen_paths: dict[str, Path] = {}  # solution files picked this session
 
     def now(self) -> datetime:
         return self.clock()

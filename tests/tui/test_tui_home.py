@@ -41,15 +41,20 @@ async def test_down_and_enter_study_the_second_topic_and_home_keeps_the_cursor(m
         assert app.screen.query_one("#topics", TopicList).highlighted_slug == second
 
 
-async def test_a_click_on_a_row_studies_that_topic(make_app):
+async def test_a_click_on_a_row_studies_that_topic_and_a_click_on_the_heading_does_nothing(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         topics = app.screen.query_one("#topics", TopicList)
-        first = list(app.context.bank.topics)[0]
-        assert await pilot.click(TopicList, offset=(30, 0))
+        assert topics.heading_height == 2  # the list's title and its column names
+        for y in range(topics.heading_height):
+            assert await pilot.click(TopicList, offset=(30, y))
+            await pilot.pause()
+            assert isinstance(app.screen, HomeScreen) and topics.highlighted == 0
+        second = list(app.context.bank.topics)[1]
+        assert await pilot.click(TopicList, offset=(30, topics.heading_height + 1))
         await pilot.pause()
-        assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == first
-        assert topics.highlighted == 0
+        assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == second
+        assert topics.highlighted == 1
 
 
 async def test_the_cursor_stays_on_screen_in_a_list_longer_than_the_terminal(make_app, write_pack):
@@ -61,7 +66,7 @@ async def test_the_cursor_stays_on_screen_in_a_list_longer_than_the_terminal(mak
         await pilot.press("end")
         await pilot.pause()
         assert topics.highlighted == 29 and screen.scroll_offset.y > 0
-        last_row_y = topics.region.y + 29  # region is where the widget is drawn, already scrolled
+        last_row_y = topics.region.y + topics.heading_height + 29  # region is where the widget is drawn, already scrolled
         assert 1 <= last_row_y < screen.region.bottom - 1  # between the title bar and the footer
         await pilot.press("home")
         await pilot.pause()
@@ -69,7 +74,7 @@ async def test_the_cursor_stays_on_screen_in_a_list_longer_than_the_terminal(mak
         await pilot.press("up", "pagedown")
         await pilot.pause()
         assert topics.highlighted == 10
-        assert 1 <= topics.region.y + 10 < screen.region.bottom - 1
+        assert 1 <= topics.region.y + topics.heading_height + 10 < screen.region.bottom - 1
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == "t10"

@@ -6,7 +6,6 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -51,6 +50,7 @@ class HomeScreen(Screen):
     def __init__(self, context: StudyContext) -> None:
         super().__init__()
         self.context = context
+        self._figures_current = False  # on_mount draws them just before the first resume
 
     def compose(self) -> ComposeResult:
         # Every widget here is on the first frame, and each costs start-up time: no containers (the
@@ -61,10 +61,8 @@ class HomeScreen(Screen):
             yield Static("\n".join(problems), id="banner")
         yield Tiles(["Due now", "New", "Streak", "Exercises"], (1, 1, 1, 2), id="tiles")
         if self.context.bank.topics:
-            yield Static(Content.assemble(
-                (" Mastery per topic", "bold $text-accent"), "\n",
-                (topic_row(Text("mastery"), "", "due", "new", "topic").plain, "$text-muted")), id="topics-title")
-            yield TopicList(id="topics")
+            yield TopicList(" Mastery per topic", topic_row(Text("mastery"), "", "due", "new", "topic").plain,
+                            id="topics")
         else:
             yield Static(f"No questions to study. Question packs are read from the shipped bank and from "
                          f"{paths.user_questions_dir()}.", id="empty-bank")
@@ -72,11 +70,16 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         self.refresh_figures()
+        self._figures_current = True
         if self.context.bank.topics:
             self.query_one("#topics", TopicList).focus(scroll_visible=False)
 
     def on_screen_resume(self) -> None:
-        self.refresh_figures()
+        # The first resume comes straight after on_mount; later ones come back from screens where
+        # answers and grades may have changed the figures.
+        if not self._figures_current:
+            self.refresh_figures()
+        self._figures_current = False
 
     def refresh_figures(self) -> None:
         stats = self.context.stats()

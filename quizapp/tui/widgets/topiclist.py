@@ -8,22 +8,25 @@ from textual.events import Click, Leave, MouseMove
 from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 
 class TopicList(Widget, can_focus=True):
-    """A cursor over pre-rendered rows, drawn as one block of text.
+    """A cursor over pre-rendered rows, each drawn straight to a line of the screen.
 
-    Textual's OptionList renders and caches each option on its own; for the twenty-odd rows of the
-    first screen that cost about 20 ms of CPU at start-up on a slow machine. This widget draws every
-    row in one pass and leaves scrolling to its container (on home, the screen itself).
+    Home draws this list on the first frame, so it is built for start-up time. Textual's OptionList
+    renders and caches each option on its own (about 20 ms of CPU for the twenty-odd rows on a slow
+    machine). Returning the rows as one text from render() costs less, but still has Textual measure
+    that text for the widget's height and convert every styled span. Here the height is the number
+    of lines, and render_line (Textual's line API) turns a row's text into segments directly. The
+    heading (a title and the column names) is drawn as the first lines rather than by a widget of its
+    own, and scrolling is left to the container (on home, the screen itself).
     """
 
     DEFAULT_CSS = """
     TopicList {
         height: auto;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
     }
     TopicList > .topic-list--cursor {
         background: $block-cursor-blurred-background;
@@ -37,9 +40,16 @@ class TopicList(Widget, can_focus=True):
     TopicList > .topic-list--hover {
         background: $block-hover-background;
     }
+    TopicList > .topic-list--title {
+        color: $text-accent;
+        text-style: bold;
+    }
+    TopicList > .topic-list--columns {
+        color: $text-muted;
+    }
     """
 
-    COMPONENT_CLASSES = {"topic-list--cursor", "topic-list--hover"}
+    COMPONENT_CLASSES = {"topic-list--cursor", "topic-list--hover", "topic-list--title", "topic-list--columns"}
 
     BINDINGS = [
         Binding("down", "move(1)", "Down", show=False),
@@ -65,13 +75,20 @@ class TopicList(Widget, can_focus=True):
         def control(self) -> TopicList:
             return self.topic_list
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, title: str = "", columns: str = "", *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._heading = [(line, style) for line, style in ((title, "topic-list--title"),
+                                                            (columns, "topic-list--columns")) if line]
         self._rows: list[tuple[str, Text]] = []
 
     @property
     def row_count(self) -> int:
         return len(self._rows)
+
+    @property
+    def heading_height(self) -> int:
+        """Lines drawn above the first row."""
+        return len(self._heading)
 
     @property
     def highlighted_slug(self) -> str | None:
@@ -83,19 +100,27 @@ class TopicList(Widget, can_focus=True):
         self.highlighted = min(self.highlighted, max(0, len(rows) - 1))
         self.refresh(layout=True)
 
-    def render(self) -> Text:
-        width = self.size.width  # no padding or border here; content_region asks the compositor for a layout
-        lines = []
-        for index, (_, row) in enumerate(self._rows):
-            style = ("topic-list--cursor" if index == self.highlighted
-                     else "topic-list--hover" if index == self._hover else None)
-            if style:
-                # A base style under the row's own colours, across the whole width, as OptionList draws it.
-                row = row.copy()
-                row.style = self.get_component_rich_style(style)
-                row.pad_right(width - row.cell_len)
-            lines.append(row)
-        return Text("\n", no_wrap=True, overflow="ellipsis").join(lines)
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(self._heading) + len(self._rows)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width  # no padding or border: the content is the whole widget
+        style = self.visual_style.rich_style
+        if y < len(self._heading):
+            line, component = self._heading[y]
+            text = Text(line)
+        elif (index := y - len(self._heading)) < len(self._rows):
+            text = self._rows[index][1].copy()
+            component = ("topic-list--cursor" if index == self.highlighted
+                         else "topic-list--hover" if index == self._hover else None)
+        else:
+            return Strip.blank(width, style)
+        if component:
+            style += self.get_component_rich_style(component)
+        text.truncate(width, overflow="ellipsis", pad=True)
+        # The style goes under the row's own colours and across the whole width (the cursor's
+        # background too, as OptionList draws it).
+        return Strip(text.render(self.app.console), width).apply_style(style)
 
     def watch_highlighted(self, row: int) -> None:
         if self._rows and self.parent is not None and self.parent.is_scrollable:
@@ -104,7 +129,7 @@ class TopicList(Widget, can_focus=True):
             if row == 0:  # back at the top: show what is above the list too (home's tiles)
                 self.parent.scroll_home(animate=False)
                 return
-            top = self.virtual_region.y
+            top = self.virtual_region.y + self.heading_height
             self.parent.scroll_to_region(Region(0, top + row, self.size.width, 1), spacing=self.dock_gutter,
                                          animate=False)
 
@@ -120,13 +145,17 @@ class TopicList(Widget, can_focus=True):
         if self._rows:
             self.post_message(self.Selected(self, self._rows[self.highlighted][0]))
 
+    def _row_at(self, y: int) -> int | None:
+        row = y - self.heading_height
+        return row if 0 <= row < len(self._rows) else None
+
     def on_click(self, event: Click) -> None:
-        if 0 <= event.y < len(self._rows):
-            self.highlighted = event.y
+        if (row := self._row_at(event.y)) is not None:
+            self.highlighted = row
             self.select_highlighted()
 
     def on_mouse_move(self, event: MouseMove) -> None:
-        self._hover = event.y if 0 <= event.y < len(self._rows) else None
+        self._hover = self._row_at(event.y)
 
     def on_leave(self, event: Leave) -> None:
         self._hover = None
