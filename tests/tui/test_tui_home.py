@@ -9,6 +9,7 @@ import textwrap
 from quizapp.bank import load_bank
 from quizapp.tui.screens.home import HomeScreen
 from quizapp.tui.screens.quiz import QuizScreen
+from quizapp.tui.widgets.tiles import Tiles
 from quizapp.tui.widgets.topiclist import TopicList
 from tuihelp import SIZE
 
@@ -80,6 +81,25 @@ async def test_the_cursor_stays_on_screen_in_a_list_longer_than_the_terminal(mak
         assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == "t10"
 
 
+async def test_a_theme_change_redraws_the_tiles_and_the_list_in_its_colours(make_app):
+    """Both draw lines themselves (the tiles keep theirs between figures): a new theme must reach them."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        tiles, topics = app.screen.query_one(Tiles), app.screen.query_one(TopicList)
+
+        def drawn():
+            return ([segment.style for segment in tiles.render_line(0)],
+                    [segment.style for segment in topics.render_line(topics.heading_height)])
+
+        dark = drawn()
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert not app.current_theme.dark
+        light = drawn()
+        assert light[0] != dark[0] and light[1] != dark[1]
+        assert light[0][0].bgcolor == tiles.visual_style.rich_style.bgcolor  # the light background
+
+
 def test_the_first_screen_leaves_the_scheduler_and_the_grader_unloaded(tmp_path):
     """Start-up imports only what home draws: fsrs, the grading client and the other screens follow later."""
     script = textwrap.dedent("""
@@ -126,3 +146,54 @@ def test_the_collector_is_paused_until_the_first_screen_then_catches_up(tmp_path
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == str(sorted({
         "at_first_screen": False, "later": True, "frozen": True, "after": True, "after_early_exit": True}.items()))
+
+
+def test_the_launcher_pauses_the_collector_before_textual_is_imported(tmp_path):
+    """`quizapp` turns the collector off before importing Textual, and the app turns it back on after
+    its first screen, as a run() of its own would."""
+    script = textwrap.dedent("""
+        import gc, importlib.util, sys
+        seen = {}
+
+        def instrument(module):
+            module.GC_SETTLE_S = 0.05
+            ready, settle = module.QuizApp.on_ready, module.QuizApp._settle_gc
+
+            def on_ready(app):
+                seen["collecting_at_first_screen"] = gc.isenabled()
+                ready(app)
+
+            def settled(app):
+                settle(app)
+                seen["collecting_once_settled"] = gc.isenabled()
+                app.exit(0)
+
+            module.QuizApp.on_ready, module.QuizApp._settle_gc = on_ready, settled
+
+        class Spy:
+            def find_spec(self, name, path=None, target=None):
+                if name == "textual.app":
+                    seen["textual_imported_collecting"] = gc.isenabled()
+                if name != "quizapp.tui.app":
+                    return None
+                sys.meta_path.remove(self)
+                spec = importlib.util.find_spec(name)
+                sys.meta_path.insert(0, self)
+                run_module = spec.loader.exec_module
+                spec.loader.exec_module = lambda module: (run_module(module), instrument(module))
+                return spec
+
+        sys.meta_path.insert(0, Spy())
+        from quizapp.tui_launch import launch
+        seen["exit_code"] = launch()
+        seen["collecting_after"] = gc.isenabled()
+        print(sorted(seen.items()))
+        """)
+    env = {"QUIZAPP_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin",
+           "TEXTUAL_DRIVER": "textual.drivers.headless_driver:HeadlessDriver"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(sorted({
+        "textual_imported_collecting": False, "collecting_at_first_screen": False,
+        "collecting_once_settled": True, "exit_code": 0, "collecting_after": True}.items()))
