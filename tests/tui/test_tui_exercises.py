@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from textual import events
 from textual.widgets import Static
 
 from quizapp.catalog import load_catalog
@@ -199,3 +200,28 @@ async def test_home_and_end_go_to_the_first_and_the_last_exercise(make_app):
         await pilot.press("end", "enter")
         await pilot.pause()
         assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise.id == list(app.context.catalog)[-1]
+
+
+async def test_keys_typed_ahead_open_the_exercise_the_arrows_moved_to(make_app):
+    """Down, down, Enter queued together (a fast typist, a paste) open the third exercise, not the first."""
+    app = make_app(catalog=load_catalog())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("x")
+        await pilot.pause()
+        for key in ("down", "down", "enter"):
+            app.post_message(events.Key(key, "\r" if key == "enter" else None))
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise.id == list(app.context.catalog)[2]
+
+
+async def test_with_no_exercises_enter_is_not_offered(make_app):
+    app = make_app(catalog={})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("x")
+        await pilot.pause()
+        assert "open" not in {active.binding.id for active in app.screen.active_bindings.values()
+                              if active.enabled}
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen.query_one("#no-exercises", Static).display

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+from textual import events
+
 from quizapp.bank import load_bank
 from quizapp.tui.screens.home import HomeScreen
 from quizapp.tui.screens.quiz import QuizScreen
@@ -40,6 +42,19 @@ async def test_down_and_enter_study_the_second_topic_and_home_keeps_the_cursor(m
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
         assert app.screen.query_one("#topics", TopicList).highlighted_slug == second
+
+
+async def test_keys_typed_ahead_are_taken_in_order(make_app, write_pack):
+    """A burst of keys, as a fast typist or a paste delivers them, all queued before any is handled:
+    Enter studies the topic the arrows moved to, not the one highlighted when it arrived."""
+    app = make_app(bank=many_topics(write_pack, 5))
+    async with app.run_test(size=SIZE) as pilot:
+        third = "t02"
+        for key in ("down", "down", "enter"):
+            app.post_message(events.Key(key, "\r" if key == "enter" else None))
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == third
 
 
 async def test_a_click_on_a_row_studies_that_topic_and_a_click_on_the_heading_does_nothing(make_app):

@@ -18,19 +18,27 @@ from quizapp.tui.widgets.titlebar import TitleBar
 
 class ExerciseTable(DataTable):
     """A list of rows: Home and End go to the first and the last exercise, as in the topics on home
-    (DataTable's own Home and End scroll sideways, for wide tables)."""
+    (DataTable's own Home and End scroll sideways, for wide tables).
+
+    Enter is bound here, on the focused table, rather than as a priority binding of the screen: a
+    priority key is handled as soon as it arrives, ahead of arrow keys typed before it that still
+    wait in the table's queue, and would open the exercise the cursor was on before they moved it.
+    """
 
     BINDINGS = [
+        Binding("enter", "select_cursor", "Open", id="open", tooltip="Open the highlighted exercise"),
         Binding("home", "scroll_top", "First", show=False),
         Binding("end", "scroll_bottom", "Last", show=False),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.row_count > 0 if action == "select_cursor" else True
 
 
 class ExercisesScreen(Screen):
     CSS_PATH = SCREENS_CSS
 
     BINDINGS = [
-        Binding("enter", "open", "Open", id="open", priority=True, tooltip="Open the highlighted exercise"),
         Binding("escape,q", "app.pop_screen", "Back", id="back", tooltip="Back to the home screen"),
     ]
 
@@ -77,11 +85,3 @@ class ExercisesScreen(Screen):
     @on(DataTable.RowSelected, "#exercises")
     def _selected(self, event: DataTable.RowSelected) -> None:
         self.post_message(ExerciseRequested(event.row_key.value))
-
-    def action_open(self) -> None:
-        table = self.query_one("#exercises", DataTable)
-        if table.row_count:
-            self.post_message(ExerciseRequested(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return bool(self.context.catalog) if action == "open" else True

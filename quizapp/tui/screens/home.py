@@ -35,7 +35,9 @@ class HomeScreen(Screen):
 
     BINDINGS = [
         Binding("r", "app.review", "Review", id="review", tooltip="Study the cards due now, then new questions"),
-        Binding("enter", "study_topic", "Study topic", id="study-topic", priority=True,
+        # Not a priority binding: Enter must wait in line behind arrow keys typed before it, which the
+        # topic list handles in its own queue.
+        Binding("enter", "study_topic", "Study topic", id="study-topic",
                 tooltip="Study the topic highlighted in the list"),
         Binding("t", "app.pick_topic", "Topic", id="topic", tooltip="Pick a topic to study"),
         Binding("x", "app.exercises", "Exercises", id="exercises", tooltip="Open the coding exercises"),
