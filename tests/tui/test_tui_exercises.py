@@ -166,6 +166,27 @@ async def test_unsaved_edits_are_not_dropped_without_asking(make_app, work_dir):
     assert mine.read_text() == STARTER
 
 
+async def test_keys_typed_just_before_escape_reach_the_editor_first(make_app, work_dir):
+    """"x" then Escape queued together: the x is typed, so closing asks about the unsaved change."""
+    mine = work_dir / "scaled_loop.py"
+    mine.write_text(STARTER)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_exercise(pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        editor = app.screen
+        for key, char in (("x", "x"), ("escape", "\x1b")):
+            app.post_message(events.Key(key, char))
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # keep editing
+        await pilot.pause()
+        assert app.screen is editor and editor.text == "x" + STARTER
+    assert mine.read_text() == STARTER
+
+
 async def test_hints_come_one_at_a_time_and_a_missing_editor_is_explained(make_app, work_dir, monkeypatch):
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -14,6 +15,22 @@ from quizapp.tui.screens.dialogs import ConfirmScreen
 from quizapp.tui.widgets.titlebar import TitleBar
 
 
+class CodeArea(TextArea):
+    """A code editor that leaves Escape to its screen.
+
+    Textual's code editor takes Escape to move the focus on. Binding it on the screen with priority
+    would close too early: a priority key is handled as soon as it arrives, before keys typed just
+    ahead of it have reached the editor, so a fast "x", Escape would close without the x and without
+    asking about it. Passed on from here, Escape reaches the screen's binding in its turn.
+    """
+
+    def _on_key(self, event: events.Key) -> None:
+        # Textual runs the key handler of every class in the MRO; prevent_default skips TextArea's
+        # for Escape alone, and the key still bubbles up to the screen.
+        if event.key == "escape":
+            event.prevent_default()
+
+
 class EditorScreen(Screen[bool]):
     """Returns whether the file was saved at least once."""
 
@@ -21,8 +38,7 @@ class EditorScreen(Screen[bool]):
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="save", tooltip="Write the file"),
-        # Priority: in a code editor Escape would otherwise only move the focus.
-        Binding("escape", "close", "Close", id="close", priority=True, tooltip="Back to the exercise"),
+        Binding("escape", "close", "Close", id="close", tooltip="Back to the exercise"),
     ]
 
     def __init__(self, path: Path, label: str) -> None:
@@ -35,7 +51,7 @@ class EditorScreen(Screen[bool]):
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static(f"Editing {self.label}", id="editor-title", classes="section-title")
-        yield TextArea.code_editor(self.saved_text, language="python", id="code")
+        yield CodeArea.code_editor(self.saved_text, language="python", id="code")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
