@@ -15,7 +15,8 @@ and leaves as soon as its home screen is up. Two ways of timing, each against it
 The headline runs the `quizapp` command's entry point, as a learner starts it. Also printed, for
 scale: `QuizApp().run()` called directly (without the launcher's pause of the collector during the
 imports), the start after a question pack was edited (the start-up cache is rebuilt), and a one-line
-Textual app. Prints the figures and their ratios; asserts nothing.
+Textual app. Prints the figures and their ratios; asserts nothing. The children run in a temp folder,
+so they import quizapp as the environment finds it (PYTHONPATH can point them at another checkout).
 
     python benchmarks/tui_startup.py [--repeat N]
 """
@@ -73,7 +74,7 @@ def to_exit(code: str, env: dict[str, str], *, drop_cache: bool = False) -> floa
         shutil.rmtree(os.path.join(env["QUIZAPP_HOME"], "cache"), ignore_errors=True)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], env=env, check=True, stdout=subprocess.DEVNULL,
-                   stdin=subprocess.DEVNULL)
+                   stdin=subprocess.DEVNULL, cwd=env["QUIZAPP_HOME"])
     return time.perf_counter() - started
 
 
@@ -81,7 +82,7 @@ def to_print(code: str, env: dict[str, str]) -> float:
     """Start to the wall-clock time the child prints (its first frame, or the end of its import)."""
     started = time.time()
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True,
-                         stdin=subprocess.DEVNULL).stdout
+                         stdin=subprocess.DEVNULL, cwd=env["QUIZAPP_HOME"]).stdout
     return float(out.split()[-1]) - started
 
 
