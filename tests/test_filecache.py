@@ -9,7 +9,7 @@ import textwrap
 
 from quizapp import paths
 from quizapp.bank import load_bank
-from quizapp.bank.cache import load_bank_cached
+from quizapp.bank.cache import load_bank_cached, load_outline_cached
 from quizapp.filecache import cached
 
 from test_bank_validation import GOOD
@@ -86,7 +86,7 @@ def test_a_second_start_parses_no_yaml(quizapp_home):
     """The first start fills the cache; the next one reads bank and catalog without PyYAML."""
     script = textwrap.dedent("""
         import sys
-        from quizapp.bank.cache import load_bank_cached
+        from quizapp.bank.cache import load_bank_cached, load_outline_cached
         from quizapp.catalog import load_catalog_cached
         bank, catalog = load_bank_cached(), load_catalog_cached()
         print(len(bank.questions), len(catalog), "yaml" in sys.modules)
@@ -115,3 +115,37 @@ def test_a_changed_question_model_rebuilds_the_cached_bank(write_pack, quizapp_h
     model.write_text("another, longer shape")
     load_bank_cached([path])
     assert len(calls) == 2
+
+
+def test_the_outline_follows_an_edited_pack_and_hands_over_the_bank_it_loaded(write_pack, quizapp_home):
+    """The outline is what home draws; it must describe the same bank as the cached questions."""
+    path = write_pack(GOOD)
+    outline, loaded = load_outline_cached([path])
+    bank = load_bank_cached([path])
+    assert loaded is not None and outline == bank.outline() == loaded.outline()  # built now, from the bank
+    assert [t.question_ids for t in outline.topics.values()] == [tuple(q.id for q in t.questions)
+                                                                 for t in bank.topics.values()]
+    again, loaded = load_outline_cached([path])
+    assert again == outline and loaded is None  # from the cache: the questions were not loaded
+    path.write_text(GOOD.replace("id: demo-single", "id: demo-renamed").replace("answer: 2\n", "answer: 9\n", 1))
+    edited, loaded = load_outline_cached([path])
+    assert loaded is not None and edited == load_bank_cached([path]).outline()
+    assert "demo-single" not in edited.topic_of() and "demo-renamed" not in edited.topic_of()  # now broken
+    assert (edited.error_count, edited.error_files) == (1, 1)
+
+
+def test_a_second_start_reads_the_outline_without_the_question_model(quizapp_home):
+    script = textwrap.dedent("""
+        import sys
+        from quizapp.bank.cache import load_outline_cached
+        outline, loaded = load_outline_cached()
+        print(sum(len(t.question_ids) for t in outline.topics.values()), loaded is None,
+              "quizapp.bank.model" in sys.modules)
+        """)
+    env = {**os.environ, "QUIZAPP_HOME": str(quizapp_home)}
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    second = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    count, _, _ = first.stdout.split()
+    assert int(count) >= 180 and first.stdout.split()[1:] == ["False", "True"]
+    assert second.stdout.split() == [count, "True", "False"]

@@ -48,8 +48,8 @@ def test_stats_per_topic(write_pack):
         record_review(store, bank.questions["demo-multi"], rating=1, correct=False, now=NOW)
         record_review(store, bank.questions["demo-card"], rating=3, correct=None, now=NOW)
         store.record_grade("lora", status="pass", checks_passed=9, checks_total=9, at=NOW)
-        stats = compute_stats(bank, store, now=NOW + timedelta(minutes=5), exercise_ids=("amp_training", "lora"))
-        later = compute_stats(bank, store, now=NOW + timedelta(days=20))
+        stats = compute_stats(bank.outline(), store, now=NOW + timedelta(minutes=5), exercise_ids=("amp_training", "lora"))
+        later = compute_stats(bank.outline(), store, now=NOW + timedelta(days=20))
     (topic,) = stats.topics
     assert (topic.questions, topic.seen, topic.attempts, topic.checked, topic.correct) == (6, 3, 3, 2, 1)
     assert topic.accuracy == 0.5

@@ -1,14 +1,14 @@
 """The question bank: model, loading with validation, answer checking. Never imports torch or textual.
 
-Names are imported on first use (PEP 562): the TUI's start-up path reads the bank from its cache
-and should not pay for the YAML parser and validator it does not run.
+Names are imported on first use (PEP 562): the TUI's start-up path reads only the bank's outline
+from its cache, and should not pay for the question model, the YAML parser or the validator.
 """
 
 from importlib import import_module
 
-from quizapp.bank.model import QUESTION_TYPES, Bank, BankError, Question, Topic
-
 _LAZY = {
+    "QUESTION_TYPES": "quizapp.bank.model", "Bank": "quizapp.bank.model", "BankError": "quizapp.bank.model",
+    "Question": "quizapp.bank.model", "Topic": "quizapp.bank.model",
     "Verdict": "quizapp.bank.answers", "check_answer": "quizapp.bank.answers",
     "normalise_text": "quizapp.bank.answers", "parse_number": "quizapp.bank.answers",
     "load_bank": "quizapp.bank.load", "load_file": "quizapp.bank.load",
@@ -16,7 +16,7 @@ _LAZY = {
     "load_bank_cached": "quizapp.bank.cache",
 }
 
-__all__ = ["QUESTION_TYPES", "Bank", "BankError", "Question", "Topic", *_LAZY]
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str):

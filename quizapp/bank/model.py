@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from quizapp.bank.outline import BankOutline
 
 QUESTION_TYPES = ("single", "multi", "numeric", "order", "text", "card")
 
@@ -65,3 +68,11 @@ class Bank:
     def topic_questions(self, slug: str) -> tuple[Question, ...]:
         topic = self.topics.get(slug)
         return topic.questions if topic else ()
+
+    def outline(self) -> BankOutline:
+        from quizapp.bank.outline import BankOutline, TopicOutline
+
+        return BankOutline(
+            topics={slug: TopicOutline(slug, topic.title, tuple(q.id for q in topic.questions))
+                    for slug, topic in self.topics.items()},
+            error_count=len(self.errors), error_files=len({e.path for e in self.errors}))

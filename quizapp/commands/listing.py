@@ -18,7 +18,7 @@ def run() -> int:
         from quizapp.catalog import load_catalog
 
         catalog = load_catalog()
-        stats = compute_stats(bank, store, exercise_ids=tuple(catalog))
+        stats = compute_stats(bank.outline(), store, exercise_ids=tuple(catalog))
     console = Console()
     topics = Table(title="Question topics", title_justify="left")
     for name, justify in (("topic", "left"), ("title", "left"), ("questions", "right"),

@@ -26,7 +26,7 @@ def run() -> int:
         bank = load_bank_reporting()
         from quizapp.catalog import load_catalog
 
-        stats = compute_stats(bank, store, exercise_ids=tuple(load_catalog()))
+        stats = compute_stats(bank.outline(), store, exercise_ids=tuple(load_catalog()))
     console = Console()
     streak = f"{stats.streak_days} day(s)" + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
     console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new}   "

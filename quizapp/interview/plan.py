@@ -67,7 +67,7 @@ def make_plan(bank: Bank, store: Store, catalog: dict[str, Exercise], *, minutes
     if unknown:
         raise PlanError(f"no topic {', '.join(repr(t) for t in unknown)} (topics: {', '.join(bank.topics)})")
     wanted = set(topics) or set(bank.topics)
-    stats = compute_stats(bank, store, now=now, exercise_ids=tuple(catalog))
+    stats = compute_stats(bank.outline(), store, now=now, exercise_ids=tuple(catalog))
     weights = {t.slug: topic_weight(t) for t in stats.topics if t.slug in wanted and t.questions}
     if not weights:
         raise PlanError("there are no questions to ask: the bank is empty")

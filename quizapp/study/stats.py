@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import date, datetime, timedelta
 from typing import NamedTuple
 
-from quizapp.bank.model import Bank
+from quizapp.bank.outline import BankOutline
 from quizapp.study.store import Store, iso, utcnow
 
 
@@ -81,8 +81,9 @@ def streak(days: set[date], today: date) -> int:
     return count
 
 
-def compute_stats(bank: Bank, store: Store, *, now: datetime | None = None,
+def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = None,
                   exercise_ids: tuple[str, ...] = ()) -> Stats:
+    """Figures for the bank described by `outline` (a Bank gives it with `bank.outline()`)."""
     now = now or utcnow()
     now_iso = iso(now)
     cards = store.cards()
@@ -93,8 +94,9 @@ def compute_stats(bank: Bank, store: Store, *, now: datetime | None = None,
     per_day: Counter = Counter()
     per_day_checked: Counter = Counter()
     per_day_correct: Counter = Counter()
+    topic_of = outline.topic_of()
     for row in answers:
-        topic = bank.questions[row["question_id"]].topic if row["question_id"] in bank.questions else row["topic"]
+        topic = topic_of.get(row["question_id"], row["topic"])
         day = local_day(row["answered_at"])
         by_topic_attempts[topic] += 1
         per_day[day] += 1
@@ -107,8 +109,8 @@ def compute_stats(bank: Bank, store: Store, *, now: datetime | None = None,
     if cards:  # fsrs loads only when a card is there to score: a new learner's home draws without it
         from quizapp.study.schedule import retrievability
     topics = []
-    for slug, topic in bank.topics.items():
-        ids = [q.id for q in topic.questions]
+    for slug, topic in outline.topics.items():
+        ids = topic.question_ids
         seen = [qid for qid in ids if qid in cards]
         recall = sum(retrievability(cards[qid][1], now) for qid in seen)
         topics.append(TopicStats(

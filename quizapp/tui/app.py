@@ -7,19 +7,22 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from quizapp.bank.cache import load_bank_cached
-from quizapp.bank.model import Bank
+from quizapp.bank.cache import load_bank_cached, load_outline_cached
 from quizapp.catalog import Exercise, load_catalog_cached
 from quizapp.study.store import Store, StoreError, utcnow
 from quizapp.tui.context import StudyContext, default_grader_cmd
 from quizapp.tui.messages import ExerciseRequested, StudyRequested
 from quizapp.tui.screens.home import HomeScreen
+
+if TYPE_CHECKING:
+    from quizapp.bank.model import Bank
 
 DARK, LIGHT = "textual-dark", "textual-light"
 GC_SETTLE_S = 1.0  # after the first screen, when the paused collector catches up
@@ -72,8 +75,13 @@ class QuizApp(App[int]):
                 catalog = load_catalog_cached()
             except Exception as exc:  # noqa: BLE001 - a broken exercise.yaml must not stop the app
                 catalog, catalog_error = {}, f"the exercises could not be read: {exc}"
+        if self._bank is not None:
+            bank, outline = self._bank, self._bank.outline()
+        else:  # home draws from the outline; the questions load when something needs them
+            outline, loaded = load_outline_cached()
+            bank = loaded if loaded is not None else load_bank_cached
         context = StudyContext(
-            bank=self._bank if self._bank is not None else load_bank_cached(), store=store, catalog=catalog,
+            bank=bank, outline=outline, store=store, catalog=catalog,
             work_dir=self._work_dir or Path.cwd(), grader_cmd=self._grader_cmd or default_grader_cmd(),
             clock=self._now or utcnow, catalog_error=catalog_error,
         )
@@ -123,12 +131,18 @@ class QuizApp(App[int]):
         from quizapp.tui.screens.quiz import QuizScreen
 
         questions = self.context.queue(message.topic)
+        topic = self.context.bank.topics.get(message.topic) if message.topic else None
+        if message.topic and topic is None:  # its pack was edited or removed since home was drawn
+            self.notify("That topic is no longer in the question bank.", title="Topic gone", severity="warning")
+            if isinstance(self.screen, HomeScreen):
+                self.screen.refresh_figures()  # the list as the bank is now
+            return
         if not questions:
-            where = f" in {self.context.bank.topics[message.topic].title}" if message.topic else ""
+            where = f" in {topic.title}" if topic else ""
             self.notify(f"Nothing to study{where} right now: no card is due and every question has been seen.",
                         title="All done")
             return
-        title = self.context.bank.topics[message.topic].title if message.topic else "Review"
+        title = topic.title if topic else "Review"
         self.push_screen(QuizScreen(self.context, questions, title, message.topic))
 
     @on(ExerciseRequested)

@@ -12,10 +12,15 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from quizapp.bank.model import Bank, Question
+from typing import TYPE_CHECKING
+
+from quizapp.bank.outline import BankOutline
 from quizapp.catalog import Exercise
 from quizapp.study.stats import Stats, compute_stats
 from quizapp.study.store import GradeRecord, Store, utcnow
+
+if TYPE_CHECKING:
+    from quizapp.bank.model import Bank, Question
 
 SESSION_SIZE = 20  # questions in one review session
 
@@ -26,13 +31,16 @@ def default_grader_cmd() -> list[str]:
 
 
 class StudyContext:
-    # A plain class, not a dataclass: it is defined on the way to the first screen, where compiling a
-    # dataclass's generated methods costs a millisecond or two.
+    """`bank` is the whole bank, or a function that loads it: then it is loaded on first use, and
+    until then `outline` (required in that case) stands in for it, which is all the home screen needs.
+    A plain class, not a dataclass: it is defined on the way to the first screen, where compiling a
+    dataclass's generated methods costs a millisecond or two."""
 
-    def __init__(self, *, bank: Bank, store: Store, catalog: dict[str, Exercise], work_dir: Path,
-                 grader_cmd: list[str], clock: Callable[[], datetime] = utcnow,
-                 catalog_error: str | None = None) -> None:
-        self.bank = bank
+    def __init__(self, *, bank: Bank | Callable[[], Bank], store: Store, catalog: dict[str, Exercise],
+                 work_dir: Path, grader_cmd: list[str], clock: Callable[[], datetime] = utcnow,
+                 catalog_error: str | None = None, outline: BankOutline | None = None) -> None:
+        self._bank, self._load_bank = (None, bank) if callable(bank) else (bank, None)
+        self.outline = outline if outline is not None else self.bank.outline()
         self.store = store
         self.catalog = catalog
         self.work_dir = work_dir
@@ -41,11 +49,19 @@ class StudyContext:
         self.catalog_error = catalog_error
         self.chosen_paths: dict[str, Path] = {}  # solution files picked this session
 
+    @property
+    def bank(self) -> Bank:
+        if self._bank is None:
+            self._bank = self._load_bank()
+            # A pack edited since the start loads as it is now; the figures follow what is loaded.
+            self.outline = self._bank.outline()
+        return self._bank
+
     def now(self) -> datetime:
         return self.clock()
 
     def stats(self) -> Stats:
-        return compute_stats(self.bank, self.store, now=self.now(), exercise_ids=tuple(self.catalog))
+        return compute_stats(self.outline, self.store, now=self.now(), exercise_ids=tuple(self.catalog))
 
     def queue(self, topic: str | None = None) -> list[Question]:
         """Due cards, then new questions; one session's worth."""

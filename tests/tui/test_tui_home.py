@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -131,6 +132,37 @@ def test_the_first_screen_leaves_the_scheduler_and_the_grader_unloaded(tmp_path)
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_home_draws_from_the_outline_and_the_questions_load_when_study_starts(tmp_path):
+    """On a start from the cache the first screen needs no question objects: the bank loads on
+    the first key that studies, and the session gets its questions."""
+    script = textwrap.dedent("""
+        import sys
+        from quizapp.tui.app import QuizApp
+        seen = {}
+
+        async def pilot(pilot):
+            seen["loaded_at_first_screen"] = "quizapp.bank.model" in sys.modules
+            seen["topics"] = len(pilot.app.context.outline.topics)
+            await pilot.press("r")
+            await pilot.pause()
+            seen["studying"] = type(pilot.app.screen).__name__
+            seen["loaded_to_study"] = "quizapp.bank.model" in sys.modules
+            pilot.app.exit(0)
+
+        QuizApp().run(headless=True, size=(100, 32), auto_pilot=pilot)
+        print(sorted(seen.items()))
+        """)
+    env = {"QUIZAPP_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120, env=env) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr + runs[1].stderr
+    first, second = (dict(ast.literal_eval(run.stdout.strip().splitlines()[-1])) for run in runs)
+    assert first["loaded_at_first_screen"]  # the cache was empty: the packs were parsed
+    assert second == {"loaded_at_first_screen": False, "topics": first["topics"], "studying": "QuizScreen",
+                      "loaded_to_study": True}
+    assert first["topics"] >= 10
+
+
 def test_the_collector_is_paused_until_the_first_screen_then_catches_up(tmp_path):
     """run() pauses the cyclic GC for start-up; after the first screen it collects once, freezes the
     survivors and runs again; a run that ends early leaves it on too."""
@@ -212,3 +244,53 @@ def test_the_launcher_pauses_the_collector_before_textual_is_imported(tmp_path):
     assert result.stdout.strip().splitlines()[-1] == str(sorted({
         "textual_imported_collecting": False, "collecting_at_first_screen": False,
         "collecting_once_settled": True, "exit_code": 0, "collecting_after": True}.items()))
+
+
+def test_a_pack_edited_after_the_start_is_what_study_loads(tmp_path):
+    """Home is drawn from the cached outline; a pack removed before the first study is not studied
+    from stale figures: the topic's row is reported gone and home redraws from the bank as it is."""
+    script = textwrap.dedent("""
+        import os, sys
+        from pathlib import Path
+        from quizapp.tui.app import QuizApp
+        from quizapp.tui.widgets.topiclist import TopicList
+        seen = {}
+        notes = []
+
+        async def pilot(pilot):
+            app = pilot.app
+            app.notify = lambda message, **kw: notes.append(message)
+            await pilot.pause()
+            topics = app.screen.query_one(TopicList)
+            seen["rows_before"] = topics.row_count
+            Path(os.environ["QUIZAPP_HOME"], "questions", "mine.yaml").unlink()
+            topics.highlighted = topics.row_count - 1  # the pack's topic, last in the list
+            await pilot.press("enter")
+            await pilot.pause()
+            seen["screen"] = type(app.screen).__name__
+            seen["rows_after"] = topics.row_count
+            seen["notes"] = notes
+            app.exit(0)
+
+        QuizApp().run(headless=True, size=(100, 32), auto_pilot=pilot)
+        print(sorted(seen.items()))
+        """)
+    home = tmp_path / "home"
+    (home / "questions").mkdir(parents=True)
+    env = {"QUIZAPP_HOME": str(home), "PATH": "/usr/bin:/bin"}
+    warm = "from quizapp.tui.app import QuizApp; QuizApp(exit_after_first_screen=True).run(headless=True)"
+    pack = textwrap.dedent("""
+        topic: zz-mine
+        title: Zz my own topic
+        questions:
+          - {id: zz-1, type: card, difficulty: 1, prompt: Why?, explanation: Because.}
+        """)
+    (home / "questions" / "mine.yaml").write_text(pack)
+    assert subprocess.run([sys.executable, "-c", warm], env=env, cwd=tmp_path, timeout=120).returncode == 0
+    # The cache now holds the outline with the pack's topic; the app below starts from it.
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    seen = dict(ast.literal_eval(result.stdout.strip().splitlines()[-1]))
+    assert seen["screen"] == "HomeScreen" and seen["rows_after"] == seen["rows_before"] - 1
+    assert seen["notes"] == ["That topic is no longer in the question bank."]

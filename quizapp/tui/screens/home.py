@@ -62,7 +62,7 @@ class HomeScreen(Screen):
         if problems := self._problems():
             yield Static("\n".join(problems), id="banner")
         yield Tiles(["Due now", "New", "Streak", "Exercises"], (1, 1, 1, 2), id="tiles")
-        if self.context.bank.topics:
+        if self.context.outline.topics:
             yield TopicList(" Mastery per topic", topic_row(Text("mastery"), "", "due", "new", "topic").plain,
                             id="topics")
         else:
@@ -73,7 +73,7 @@ class HomeScreen(Screen):
     def on_mount(self) -> None:
         self.refresh_figures()
         self._figures_current = True
-        if self.context.bank.topics:
+        if self.context.outline.topics:
             self.query_one("#topics", TopicList).focus(scroll_visible=False)
 
     def on_screen_resume(self) -> None:
@@ -86,7 +86,7 @@ class HomeScreen(Screen):
     def refresh_figures(self) -> None:
         stats = self.context.stats()
         self._show_tiles(stats)
-        if self.context.bank.topics:
+        if self.context.outline.topics:
             self._show_topics(stats)
 
     def _show_tiles(self, stats: Stats) -> None:
@@ -109,9 +109,9 @@ class HomeScreen(Screen):
     def _problems(self) -> list[str]:
         """What the banner warns of: question files or exercises that could not be read."""
         problems = []
-        if self.context.bank.errors:
-            files = len({e.path for e in self.context.bank.errors})
-            problems.append(f"⚠ {len(self.context.bank.errors)} problem(s) in {files} question file(s); "
+        outline = self.context.outline
+        if outline.error_count:
+            problems.append(f"⚠ {outline.error_count} problem(s) in {outline.error_files} question file(s); "
                             "those files were skipped. Press b to see them.")
         if self.context.catalog_error:
             problems.append(f"⚠ {self.context.catalog_error}")
@@ -119,9 +119,9 @@ class HomeScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "bank_problems":
-            return bool(self.context.bank.errors)
+            return bool(self.context.outline.error_count)
         if action == "study_topic":
-            return bool(self.context.bank.topics)
+            return bool(self.context.outline.topics)
         return True
 
     def action_study_topic(self) -> None:
