@@ -110,14 +110,15 @@ def main() -> None:
     warm.start()
     warm_grade(warm, chosen[0])  # waits for the zygote; not counted
     print(f"zygote ready and first grade: {time.perf_counter() - started:.2f} s (paid once per session)")
-    print(f"{'exercise':<20} {'cold (s)':>9} {'ratio':>6} {'warm (s)':>9} {'ratio':>6} {'checks (s)':>11}")
+    width = max(len("exercise"), *(len(exercise.id) for exercise in chosen))
+    print(f"{'exercise':<{width}} {'cold (s)':>9} {'ratio':>6} {'warm (s)':>9} {'ratio':>6} {'checks (s)':>11}")
     for exercise in chosen:
         cmd = [sys.executable, "-m", "quizapp", "grade", str(exercise.reference), "--device", "cpu", "--json"]
         cold = statistics.median(timed(cmd, env) for _ in range(args.repeat))
         runs = [warm_grade(warm, exercise) for _ in range(args.repeat)]
         hot = statistics.median(r[0] for r in runs)
         checks = statistics.median(r[1] for r in runs)
-        print(f"{exercise.id:<20} {cold:>9.2f} {cold / import_torch:>6.2f} {hot:>9.2f} {hot / import_torch:>6.2f} "
+        print(f"{exercise.id:<{width}} {cold:>9.2f} {cold / import_torch:>6.2f} {hot:>9.2f} {hot / import_torch:>6.2f} "
               f"{checks:>11.2f}")
     warm.close()
 
