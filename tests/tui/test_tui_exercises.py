@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from textual import events
+import pytest
 from textual.widgets import Static
 
 from quizapp.catalog import load_catalog
@@ -14,7 +14,7 @@ from quizapp.tui.screens.editor import EditorScreen
 from quizapp.tui.screens.exercise import ExerciseScreen
 from quizapp.tui.widgets.charts import CurvePlot
 from quizapp.tui.widgets.results import GradeResults
-from tuihelp import DATA, SIZE, settle
+from tuihelp import DATA, SIZE, settle, type_ahead
 
 STARTER = (DATA / "exercises" / "scaled_loop" / "starter.py").read_text()
 
@@ -151,23 +151,9 @@ async def test_edit_in_the_app_and_save(make_app, work_dir):
     assert mine.read_text() == "# done\n" + STARTER
 
 
-async def test_unsaved_edits_are_not_dropped_without_asking(make_app, work_dir):
-    mine = work_dir / "scaled_loop.py"
-    mine.write_text(STARTER)
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await open_exercise(pilot)
-        await pilot.press("i", "x", "escape")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("n")  # keep editing
-        await pilot.pause()
-        assert isinstance(app.screen, EditorScreen)
-    assert mine.read_text() == STARTER
-
-
-async def test_keys_typed_just_before_escape_reach_the_editor_first(make_app, work_dir):
-    """"x" then Escape queued together: the x is typed, so closing asks about the unsaved change."""
+@pytest.mark.parametrize("typed_ahead", [False, True], ids=["one key at a time", "typed ahead"])
+async def test_unsaved_edits_are_not_dropped_without_asking(make_app, work_dir, typed_ahead):
+    """Also when "x" and Escape arrive together: the x reaches the editor before Escape closes it."""
     mine = work_dir / "scaled_loop.py"
     mine.write_text(STARTER)
     app = make_app()
@@ -176,10 +162,11 @@ async def test_keys_typed_just_before_escape_reach_the_editor_first(make_app, wo
         await pilot.press("i")
         await pilot.pause()
         editor = app.screen
-        for key, char in (("x", "x"), ("escape", "\x1b")):
-            app.post_message(events.Key(key, char))
-        await pilot.pause()
-        await pilot.pause()
+        if typed_ahead:
+            await type_ahead(pilot, "x", "escape")
+        else:
+            await pilot.press("x", "escape")
+            await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")  # keep editing
         await pilot.pause()
@@ -229,10 +216,7 @@ async def test_keys_typed_ahead_open_the_exercise_the_arrows_moved_to(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("x")
         await pilot.pause()
-        for key in ("down", "down", "enter"):
-            app.post_message(events.Key(key, "\r" if key == "enter" else None))
-        await pilot.pause()
-        await pilot.pause()
+        await type_ahead(pilot, "down", "down", "enter")
         assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise.id == list(app.context.catalog)[2]
 
 

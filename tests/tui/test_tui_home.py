@@ -7,14 +7,13 @@ import subprocess
 import sys
 import textwrap
 
-from textual import events
 
 from quizapp.bank import load_bank
 from quizapp.tui.screens.home import HomeScreen
 from quizapp.tui.screens.quiz import QuizScreen
 from quizapp.tui.widgets.tiles import Tiles
 from quizapp.tui.widgets.topiclist import TopicList
-from tuihelp import SIZE
+from tuihelp import SIZE, type_ahead
 
 
 def many_topics(write_pack, count: int):
@@ -50,12 +49,8 @@ async def test_keys_typed_ahead_are_taken_in_order(make_app, write_pack):
     Enter studies the topic the arrows moved to, not the one highlighted when it arrived."""
     app = make_app(bank=many_topics(write_pack, 5))
     async with app.run_test(size=SIZE) as pilot:
-        third = "t02"
-        for key in ("down", "down", "enter"):
-            app.post_message(events.Key(key, "\r" if key == "enter" else None))
-        await pilot.pause()
-        await pilot.pause()
-        assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == third
+        await type_ahead(pilot, "down", "down", "enter")
+        assert isinstance(app.screen, QuizScreen) and app.screen.result.topic == "t02"
 
 
 async def test_a_click_on_a_row_studies_that_topic_and_a_click_on_the_heading_does_nothing(make_app):

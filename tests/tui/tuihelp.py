@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from textual import events
 from textual.worker import WorkerCancelled
 
 from quizapp.bank import Bank, load_bank, pack_files
@@ -32,6 +33,18 @@ async def settle(pilot) -> None:
     for _ in range(5):
         await pilot.pause()
     await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
+KEY_CHARACTERS = {"enter": "\r", "escape": "\x1b"}
+
+
+async def type_ahead(pilot, *keys: str) -> None:
+    """Queue every key before any is handled, as a fast typist or a paste delivers them (Pilot's
+    press waits for each key to be handled before it sends the next), then let them be handled."""
+    for key in keys:
+        pilot.app.post_message(events.Key(key, KEY_CHARACTERS.get(key, key if len(key) == 1 else None)))
+    await pilot.pause()
     await pilot.pause()
 
 
