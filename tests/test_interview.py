@@ -266,3 +266,14 @@ def test_the_engine_imports_neither_torch_nor_textual():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parent.parent)
     assert out.stdout.strip() == "[]"
+
+
+def test_study_next_keeps_titles_with_commas_apart():
+    from quizapp.interview.render import study_next_text
+    from quizapp.interview.report import ReportCard
+
+    card = ReportCard(started_at=NOW, finished_at=NOW, minutes=30, score=0.0, question_score=0.0, questions=[],
+                      topics=[], exercise=None, study_next=["stability", "formats"],
+                      titles={"stability": "Training stability: z-loss, QK-norm", "formats": "Formats (fp16, bf16)"})
+    assert study_next_text(card).plain == ("Study next: Training stability: z-loss, QK-norm · "
+                                           "Formats (fp16, bf16)")

@@ -98,7 +98,8 @@ def exercise_lines(card: ReportCard) -> Group | None:
 def study_next_text(card: ReportCard) -> Text:
     if not card.study_next:
         return Text("Nothing stands out: every topic asked scored full marks.", style="green")
-    names = ", ".join(card.titles.get(s, s) for s in card.study_next)
+    # Titles have commas of their own ("...: residual scaling, spikes, z-loss"): a dot keeps them apart.
+    names = " · ".join(card.titles.get(s, s) for s in card.study_next)
     return Text.assemble(("Study next: ", "bold"), names)
 
 
