@@ -49,8 +49,10 @@ def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
 def print_report(report: GradeReport, exercise=None, console: Console | None = None) -> None:
     console = console or Console()
     title = exercise.title if exercise else report.exercise
-    console.print(Text.assemble((title, "bold"), f"  ({report.file}, device {report.device or '?'}, "
-                                                 f"torch {report.torch or '?'})"))
+    # Device and torch are known once the child has started; a file that could not be run has neither.
+    where = [str(report.file)] + [f"{name} {value}" for name, value in (("device", report.device),
+                                                                       ("torch", report.torch)) if value]
+    console.print(Text.assemble((title, "bold"), f"  ({', '.join(where)})"))
     for note in notes_of(report):
         console.print(Text("Note: " + note, style="bold yellow"))
     if report.checks:
