@@ -11,7 +11,6 @@ import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from quizapp.bank.outline import BankOutline
