@@ -75,9 +75,8 @@ class QuizApp(App[int]):
                 catalog = load_catalog_cached()
             except Exception as exc:  # noqa: BLE001 - a broken exercise.yaml must not stop the app
                 catalog, catalog_error = {}, f"the exercises could not be read: {exc}"
-        if self._bank is not None:
-            bank, outline = self._bank, self._bank.outline()
-        else:  # home draws from the outline; the questions load when something needs them
+        bank, outline = self._bank, None  # a given bank: the context takes its outline from it
+        if bank is None:  # home draws from the cached outline; the questions load when something needs them
             outline, loaded = load_outline_cached()
             bank = loaded if loaded is not None else load_bank_cached
         context = StudyContext(
@@ -130,13 +129,13 @@ class QuizApp(App[int]):
     def _study(self, message: StudyRequested) -> None:
         from quizapp.tui.screens.quiz import QuizScreen
 
-        questions = self.context.queue(message.topic)
         topic = self.context.bank.topics.get(message.topic) if message.topic else None
         if message.topic and topic is None:  # its pack was edited or removed since home was drawn
             self.notify("That topic is no longer in the question bank.", title="Topic gone", severity="warning")
             if isinstance(self.screen, HomeScreen):
                 self.screen.refresh_figures()  # the list as the bank is now
             return
+        questions = self.context.queue(message.topic)
         if not questions:
             where = f" in {topic.title}" if topic else ""
             self.notify(f"Nothing to study{where} right now: no card is due and every question has been seen.",
