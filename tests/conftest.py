@@ -1,11 +1,34 @@
-"""Shared fixtures. Every test gets its own QUIZAPP_HOME: the real data dir is never touched."""
+"""Shared fixtures. The real data dir is never touched: QUIZAPP_HOME points at a temp folder for the
+whole session (module and session fixtures run before any per-test fixture), and each test gets one
+of its own on top."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+
+
+def pytest_configure(config):
+    from platformdirs import user_data_dir
+
+    # Kept for test_isolation, which proves the run never reaches it.
+    config.quizapp_real_data_dir = Path(user_data_dir("quizapp", appauthor=False))
+    base = Path(tempfile.mkdtemp(prefix="quizapp-tests-"))
+    config.quizapp_session_dir = base
+    os.environ["QUIZAPP_HOME"] = str(base / "session-home")
+    # Even a test that unsets QUIZAPP_HOME falls back to a temp folder, not the learner's.
+    os.environ["XDG_DATA_HOME"] = str(base / "xdg-data")
+
+
+def pytest_unconfigure(config):
+    base = getattr(config, "quizapp_session_dir", None)
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

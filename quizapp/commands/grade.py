@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import signal
-import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from quizapp import paths
 from quizapp.catalog import load_catalog
 from quizapp.grading.resolve import UsageError, resolve_exercise
+from quizapp.grading.record import record_grade
 from quizapp.grading.result import GradeReport
 from quizapp.grading.runner import grade
 
@@ -58,7 +56,7 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
         from quizapp.grading.render import print_report
 
         print_report(report, catalog[exercise_id])
-    saved = record(report, file)  # after printing: a store problem never hides the result
+    saved = record_grade(report, file)  # after printing: a store problem never hides the result
     if saved is not None:
         click.echo(f"quizapp: the result was not saved: {saved}", err=True)
     return report.exit_code
@@ -83,23 +81,3 @@ def usage_exit(file: Path, exercise: str | None, message: str, as_json: bool, ev
         click.echo(json.dumps(usage_report(file, exercise, message).to_json()))
     click.echo(f"quizapp grade: {message}", err=True)
     return 2
-
-
-def record(report: GradeReport, file: Path) -> str | None:
-    """Save the attempt; returns why it could not be saved, or None."""
-    from quizapp.study.store import Store, StoreError
-
-    try:
-        digest = hashlib.sha256(file.read_bytes()).hexdigest()
-    except OSError:
-        digest = None
-    try:
-        with Store.open() as store:
-            store.record_grade(report.exercise, status=report.status, checks_passed=report.passed,
-                               checks_total=report.counted, device=report.device, duration_s=report.duration_s,
-                               file_path=str(file.resolve()), file_hash=digest, report=report.to_json())
-    except StoreError as exc:
-        return str(exc)
-    except (sqlite3.Error, OSError) as exc:  # e.g. another process held the write lock too long
-        return f"{exc} (database: {paths.db_path()})"
-    return None

@@ -167,7 +167,8 @@ def wait_for_done(interview: Interview) -> bool:
 
 def grade_file(path: Path, exercise, console: Console):
     """Grade through the same runner as `quizapp grade`, print its report, and record the attempt."""
-    from quizapp.commands.grade import cancel_on_signals, record
+    from quizapp.commands.grade import cancel_on_signals
+    from quizapp.grading.record import record_grade
     from quizapp.grading.render import print_report
     from quizapp.grading.runner import grade
 
@@ -179,7 +180,7 @@ def grade_file(path: Path, exercise, console: Console):
         report.status, report.message = "error", "cancelled; the solution's processes were stopped"
         return report
     print_report(report, exercise)
-    problem = record(report, path)
+    problem = record_grade(report, path)
     if problem is not None:
         console.print(f"[red]The grade was not saved:[/] {problem}")
     return report

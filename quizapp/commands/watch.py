@@ -245,7 +245,7 @@ class Watch:
 
     def grade(self) -> int | None:
         """Grade once and show it; an exit code when the watch cannot go on (a usage error)."""
-        from quizapp.commands.grade import record
+        from quizapp.grading.record import record_grade
         from quizapp.grading.runner import grade
 
         state = file_state(self.file)
@@ -263,7 +263,7 @@ class Watch:
         self.graded_state = state
         self.view.show(report, self.last)
         self.last = report
-        saved = record(report, self.file)
+        saved = record_grade(report, self.file)
         if saved is not None:
             fail(f"the result was not saved: {saved}")
         return None

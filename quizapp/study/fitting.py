@@ -48,7 +48,8 @@ class FitResult:
 
 
 def review_log(store: Store) -> list[Review]:
-    rows = store.conn.execute("SELECT question_id, answered_at, rating, uid FROM answers").fetchall()
+    with store.snapshot() as conn:
+        rows = conn.execute("SELECT question_id, answered_at, rating, uid FROM answers").fetchall()
     rows.sort(key=lambda row: (datetime.fromisoformat(row[1]), row[3]))
     return [(qid, datetime.fromisoformat(at), rating) for qid, at, rating, _ in rows]
 

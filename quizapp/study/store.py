@@ -1,11 +1,25 @@
-"""The progress store: SQLite in the data dir, one transaction per write, safe for two writers."""
+"""The progress store: SQLite in the data dir, one transaction per write, safe for many processes.
+
+Two rules keep the WAL and its locks intact while the app, the CLI and `watch` share the file:
+
+- Nothing opens the database file except SQLite. SQLite's locks are POSIX advisory locks, which a
+  process loses on *every* descriptor of a file as soon as it closes *any* descriptor of it; a plain
+  `open()` + `close()` of the database would silently drop the live connection's locks, and the next
+  process to close would take itself for the last user and delete the WAL under us.
+- One process keeps one connection per database: `Store.open()` hands out the process's open store
+  again (counted; the last `close()` closes it), so a second open in the app never races the first.
+  The connection may be used from any thread; a lock keeps each transaction and read whole.
+"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
 import uuid
 from contextlib import contextmanager
+from functools import wraps
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
@@ -14,7 +28,6 @@ from quizapp import paths
 from quizapp.study import fsrs_params
 from quizapp.study.schema import MIGRATIONS, SCHEMA_VERSION
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 FSRS_PARAMETERS_KEY = "fsrs_parameters"
 BUSY_TIMEOUT_S = 10.0
 
@@ -71,19 +84,52 @@ def new_uid() -> str:
     return uuid.uuid4().hex
 
 
+def _locked(method):
+    """Run a read under the store's lock, so it never lands inside another thread's transaction."""
+
+    @wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
+# This process's open stores, by resolved path: Store.open() shares them (see the module docstring).
+_OPEN: dict[Path, "Store"] = {}
+_OPEN_LOCK = threading.Lock()
+
+
 class Store:
     """Open with `Store.open()`; every public write is one transaction."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path):
         self.conn = conn
         self.path = path
+        self._lock = threading.RLock()
+        self._users = 1
+        self._pid = os.getpid()
+        self._registry_key = path.expanduser().resolve()
 
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
     def open(cls, path: Path | None = None) -> "Store":
         path = Path(path) if path is not None else paths.db_path()
-        _refuse_foreign_file(path)
+        key = path.expanduser().resolve()
+        with _OPEN_LOCK:
+            shared = _OPEN.get(key)
+            if shared is not None and shared._pid == os.getpid():  # a forked child never reuses its parent's
+                shared._users += 1
+                return shared
+            store = cls._open_new(path)
+            _OPEN[store._registry_key] = store
+            return store
+
+    @classmethod
+    def _open_new(cls, path: Path) -> "Store":
+        if path.is_dir():  # a stat, not an open(): see the module docstring
+            raise StoreError(path, "the progress database path is a folder")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -104,7 +150,7 @@ class Store:
 
     @classmethod
     def _connect(cls, path: Path) -> "Store":
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -125,6 +171,8 @@ class Store:
             raise StoreError(path, f"the progress database is corrupt or not a database ({exc})") from None
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if "not a database" in str(exc):  # SQLite read the header and refused the file, untouched
+                raise StoreError(path, "the progress database is corrupt: the file is not an SQLite database") from None
             raise StoreError(path, f"the progress database is corrupt or not a database ({exc})") from None
         except StoreError:
             conn.close()
@@ -132,7 +180,17 @@ class Store:
         return store
 
     def close(self) -> None:
-        self.conn.close()
+        """Give this handle back; the connection closes with the process's last one."""
+        with _OPEN_LOCK:
+            if self._users <= 0:
+                return
+            self._users -= 1
+            if self._users:
+                return
+            if _OPEN.get(self._registry_key) is self:
+                del _OPEN[self._registry_key]
+        with self._lock:
+            self.conn.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -143,14 +201,25 @@ class Store:
     @contextmanager
     def transaction(self):
         """BEGIN IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            self.conn.execute("COMMIT")
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self):
+        """Several reads that see one state of the database (a read transaction), e.g. for an export."""
+        with self._lock:
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                self.conn.execute("COMMIT")
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -167,6 +236,7 @@ class Store:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @property
+    @_locked
     def schema_version(self) -> int:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
@@ -241,6 +311,7 @@ class Store:
 
     # -- reads ------------------------------------------------------------------------------
 
+    @_locked
     def interviews(self) -> list[InterviewRecord]:
         """Every kept interview, oldest first."""
         rows = self.conn.execute("SELECT uid, started_at, finished_at, minutes, score, report FROM interviews"
@@ -254,23 +325,28 @@ class Store:
         stored = self.setting(FSRS_PARAMETERS_KEY)
         return fsrs_params.parse(stored)
 
+    @_locked
     def setting(self, key: str, default=None):
         """The JSON value stored under key, or default."""
         row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return _json().loads(row[0]) if row else default
 
+    @_locked
     def card_json(self, question_id: str) -> str | None:
         row = self.conn.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()
         return row[0] if row else None
 
+    @_locked
     def cards(self) -> dict[str, tuple[str, str]]:
         """question id -> (due ISO, card JSON)."""
         return {qid: (due, card) for qid, due, card in self.conn.execute("SELECT question_id, due, card FROM cards")}
 
+    @_locked
     def due_question_ids(self, now: datetime) -> list[str]:
         rows = self.conn.execute("SELECT question_id FROM cards WHERE due <= ? ORDER BY due", (iso(now),))
         return [r[0] for r in rows]
 
+    @_locked
     def answers(self, since: datetime | None = None) -> list[sqlite3.Row]:
         self.conn.row_factory = sqlite3.Row
         try:
@@ -280,9 +356,11 @@ class Store:
         finally:
             self.conn.row_factory = None
 
+    @_locked
     def answer_count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
 
+    @_locked
     def grades(self, exercise_id: str | None = None) -> list[GradeRecord]:
         sql = ("SELECT exercise_id, graded_at, status, checks_passed, checks_total, device, duration_s, file_path"
                " FROM grades")
@@ -292,6 +370,7 @@ class Store:
             args = (exercise_id,)
         return [GradeRecord(*row) for row in self.conn.execute(sql + " ORDER BY id", args)]
 
+    @_locked
     def activity_days_utc(self) -> list[str]:
         """Every moment of study (answers and grades), as ISO UTC strings."""
         rows = self.conn.execute("SELECT answered_at FROM answers UNION ALL SELECT graded_at FROM grades")
@@ -314,18 +393,3 @@ def _statements(script: str) -> list[str]:
     if pending.strip():
         statements.append(pending.strip())
     return statements
-
-
-def _refuse_foreign_file(path: Path) -> None:
-    """A file that is not SQLite (or a folder) is reported, never overwritten."""
-    if path.is_dir():
-        raise StoreError(path, "the progress database path is a folder")
-    if not path.exists():
-        return
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(len(SQLITE_HEADER))
-    except OSError as exc:
-        raise StoreError(path, f"cannot read the progress database: {exc.strerror or exc}") from None
-    if header and header != SQLITE_HEADER:
-        raise StoreError(path, "the progress database is corrupt: the file is not an SQLite database")

@@ -44,34 +44,34 @@ class ImportSummary:
 
 def export_progress(store: Store, *, now: datetime | None = None) -> dict:
     """Everything the store knows about the learner, as the JSON-able document of FORMAT_VERSION."""
-    conn = store.conn
-    answers = [
-        {"uid": uid, "question_id": qid, "topic": topic, "answered_at": at,
-         "correct": None if correct is None else bool(correct), "rating": rating, "duration_ms": duration_ms,
-         "response": _loads_or_none(response)}
-        for uid, qid, topic, at, correct, rating, duration_ms, response in conn.execute(
-            "SELECT uid, question_id, topic, answered_at, correct, rating, duration_ms, response"
-            " FROM answers ORDER BY answered_at, uid")
-    ]
-    cards = [
-        {"question_id": qid, "topic": topic, "due": due, "reviewed_at": reviewed_at, "card": json.loads(card)}
-        for qid, topic, due, reviewed_at, card in conn.execute(
-            "SELECT question_id, topic, due, reviewed_at, card FROM cards ORDER BY question_id")
-    ]
-    grades = [
-        {"uid": uid, "exercise_id": exercise_id, "graded_at": at, "status": status, "checks_passed": passed,
-         "checks_total": total, "device": device, "duration_s": duration_s, "file_path": file_path,
-         "file_hash": file_hash, "report": _loads_or_none(report)}
-        for uid, exercise_id, at, status, passed, total, device, duration_s, file_path, file_hash, report
-        in conn.execute("SELECT uid, exercise_id, graded_at, status, checks_passed, checks_total, device,"
-                        " duration_s, file_path, file_hash, report FROM grades ORDER BY graded_at, uid")
-    ]
-    interviews = [
-        {"uid": uid, "started_at": started, "finished_at": finished, "minutes": minutes, "score": score,
-         "report": json.loads(report)}
-        for uid, started, finished, minutes, score, report in conn.execute(
-            "SELECT uid, started_at, finished_at, minutes, score, report FROM interviews ORDER BY started_at, uid")
-    ]
+    with store.snapshot() as conn:  # one state of the store, even while another process writes
+        answers = [
+            {"uid": uid, "question_id": qid, "topic": topic, "answered_at": at,
+             "correct": None if correct is None else bool(correct), "rating": rating, "duration_ms": duration_ms,
+             "response": _loads_or_none(response)}
+            for uid, qid, topic, at, correct, rating, duration_ms, response in conn.execute(
+                "SELECT uid, question_id, topic, answered_at, correct, rating, duration_ms, response"
+                " FROM answers ORDER BY answered_at, uid")
+        ]
+        cards = [
+            {"question_id": qid, "topic": topic, "due": due, "reviewed_at": reviewed_at, "card": json.loads(card)}
+            for qid, topic, due, reviewed_at, card in conn.execute(
+                "SELECT question_id, topic, due, reviewed_at, card FROM cards ORDER BY question_id")
+        ]
+        grades = [
+            {"uid": uid, "exercise_id": exercise_id, "graded_at": at, "status": status, "checks_passed": passed,
+             "checks_total": total, "device": device, "duration_s": duration_s, "file_path": file_path,
+             "file_hash": file_hash, "report": _loads_or_none(report)}
+            for uid, exercise_id, at, status, passed, total, device, duration_s, file_path, file_hash, report
+            in conn.execute("SELECT uid, exercise_id, graded_at, status, checks_passed, checks_total, device,"
+                            " duration_s, file_path, file_hash, report FROM grades ORDER BY graded_at, uid")
+        ]
+        interviews = [
+            {"uid": uid, "started_at": started, "finished_at": finished, "minutes": minutes, "score": score,
+             "report": json.loads(report)}
+            for uid, started, finished, minutes, score, report in conn.execute(
+                "SELECT uid, started_at, finished_at, minutes, score, report FROM interviews ORDER BY started_at, uid")
+        ]
     parameters = store.fsrs_parameters()
     return {
         "format": FORMAT,

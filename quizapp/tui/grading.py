@@ -110,13 +110,14 @@ def event_message(event: dict) -> Message | None:
     return None
 
 
-async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object], *, device: str = "auto") -> None:
+async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object], store, *,
+                          device: str = "auto") -> None:
     """Grade with the shared warm grader and post a message per event; records the grade in the store.
 
     Cancelling (a new grade, the cancel key, leaving the app) stops the solution's process group
     before this returns.
     """
-    from quizapp.commands.grade import record
+    from quizapp.grading.record import record_grade
     from quizapp.grading import warm
     from quizapp.grading.runner import grade
 
@@ -132,7 +133,7 @@ async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object
                        cancel=cancel, warm=warm.shared())
         if cancel.is_set():
             return report, None
-        return report, record(report, path)  # before the report is posted: the screen reads it back
+        return report, record_grade(report, path, store)  # before the report is posted: the screen reads it back
 
     running = asyncio.get_running_loop().run_in_executor(None, work)
     try:

@@ -1,7 +1,8 @@
 """Command-palette entries that take progress elsewhere: Anki and JSON export, import, FSRS optimize.
 
-Each asks what it needs in a dialog, then does the work in a thread with a store connection of its
-own (SQLite connections stay in the thread that opened them) and says how it went in a notification.
+Each asks what it needs in a dialog, then does the work in a thread through the app's own store (one
+connection per process; the store's lock keeps each transaction whole) and says how it went in a
+notification.
 The optimizer's torch runs in its own process, never in the app's.
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from textual.app import App, SystemCommand
 
-from quizapp.study.store import Store, StoreError
+from quizapp.study.store import StoreError
 from quizapp.tui.context import StudyContext
 
 
@@ -77,11 +78,10 @@ def _export_anki(context: StudyContext, path: Path) -> tuple[str, str]:
 def _export_json(context: StudyContext, path: Path) -> tuple[str, str]:
     from quizapp.study.transfer import write_export
 
-    with Store.open(context.store.path) as store:
-        try:
-            document = write_export(store, path)
-        except OSError as exc:
-            return f"Cannot write {path}: {exc.strerror or exc}", "error"
+    try:
+        document = write_export(context.store, path)
+    except OSError as exc:
+        return f"Cannot write {path}: {exc.strerror or exc}", "error"
     return (f"Wrote {path}: {len(document['answers'])} answers, {len(document['grades'])} grades, "
             f"{len(document['interviews'])} interviews.", "information")
 
@@ -93,8 +93,7 @@ def _import_json(context: StudyContext, path: Path) -> tuple[str, str]:
         document = read_export(path)
     except TransferError as exc:
         return f"{exc}\nNothing was imported.", "error"
-    with Store.open(context.store.path) as store:
-        summary = import_progress(store, document)
+    summary = import_progress(context.store, document)
     if not summary.changed:
         return f"Nothing new in {path.name}: everything in it is already here.", "information"
     return (f"Imported {summary.answers} answers ({summary.cards} cards rescheduled), {summary.grades} grades, "
@@ -104,11 +103,10 @@ def _import_json(context: StudyContext, path: Path) -> tuple[str, str]:
 def _optimize(context: StudyContext) -> tuple[str, str]:
     from quizapp.study.fitting import FitError, optimize
 
-    with Store.open(context.store.path) as store:
-        try:
-            result = optimize(store)
-        except FitError as exc:
-            return str(exc), "warning"
+    try:
+        result = optimize(context.store)  # the app's own connection: one per process, safe from this thread
+    except FitError as exc:
+        return str(exc), "warning"
     losses = f"log loss {result.fitted_loss:.4f} fitted vs {result.current_loss:.4f} in use"
     if result.kept:
         return f"Kept the fitted parameters ({losses}); your cards were rescheduled with them.", "information"

@@ -303,7 +303,7 @@ class ExerciseScreen(Screen):
 
     @work(exclusive=True, group="grade", exit_on_error=False)
     async def grade_warm(self, post) -> None:
-        await run_warm_grader(self.path, self.exercise, post)
+        await run_warm_grader(self.path, self.exercise, post, self.context.store)
 
     def action_cancel(self) -> None:
         self.workers.cancel_group(self, "grade")
