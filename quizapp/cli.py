@@ -52,9 +52,14 @@ def list_() -> None:
 
 @cli.command()
 @click.option("--topic", metavar="SLUG", help="Only this topic (see `quizapp list`).")
-@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Questions in the session.")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Questions in the session (a question rated Again comes back on top of these).")
 def review(topic: str | None, limit: int) -> None:
-    """Study in the terminal: due cards first, then new questions."""
+    """Study in the terminal: due cards first, then new questions.
+
+    A question rated Again is asked again later in the session (up to 3 times), each answer saved
+    as its own review.
+    """
     from quizapp.commands.review import run
 
     sys.exit(run(topic, limit))
@@ -62,11 +67,11 @@ def review(topic: str | None, limit: int) -> None:
 
 @cli.command()
 @click.option("--minutes", type=int, default=30, show_default=True, metavar="N",
-              help="How long the interview lasts (3 to 180).")
+              help="How long the interview lasts (3 to 180); from 5 minutes on it ends with a coding exercise.")
 @click.option("--topic", "topics", multiple=True, metavar="SLUG",
               help="Only this topic; repeat for several (default: all, weighted to your weakest).")
 def interview(minutes: int, topics: tuple[str, ...]) -> None:
-    """A timed mock interview: questions across topics, one coding exercise, a report card."""
+    """A timed mock interview: questions across topics, then (from 5 minutes on) a coding exercise, and a report card."""
     from quizapp.commands.interview import run
 
     sys.exit(run(minutes, topics))

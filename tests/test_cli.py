@@ -34,7 +34,7 @@ def test_bank_check_lists_every_error_and_exits_1(write_pack):
     assert f"{bad}:9: question 'demo-single': answer 5 is out of range: there are 3 choices (0 to 2)" in lines
     assert any(line.startswith(f"{bad}:38: ") for line in lines)
     assert f"{empty}:1: empty file: expected the keys topic, title and questions" in lines
-    assert "3 error(s) in 2 of 2 file(s)" in result.stderr
+    assert "3 errors in 2 of 2 files" in result.stderr
 
 
 def test_bank_check_of_a_missing_path(tmp_path):
@@ -58,7 +58,7 @@ def test_stats_shows_progress(write_pack, quizapp_home):
         record_review(store, bank.questions["demo-single"], rating=3, correct=True)
     result = run("stats")
     assert result.exit_code == 0, result.output
-    assert "Streak: 1 day(s)" in result.output
+    assert "Streak: 1 day" in result.output
     assert "Demo topic" in result.output and "1/6" in result.output
 
 

@@ -11,7 +11,9 @@ import pytest
 from quizapp.bank import load_bank, pack_files
 from quizapp.catalog import Exercise
 from quizapp.interview import Interview, PlanError, make_plan
-from quizapp.interview.plan import topic_weight
+from quizapp.interview.plan import (EXERCISE_FROM_MINUTES, MAX_MINUTES, MIN_MINUTES, exercise_promise, has_exercise,
+                                   topic_weight)
+from quizapp.interview.starter import suggested_path, write_starter
 from quizapp.interview.report import MISSED, PARTIAL, RIGHT, WRONG
 from quizapp.study.keypoints import parse_ticks, rating_from_key_points
 from quizapp.study.schedule import record_review
@@ -117,6 +119,45 @@ def test_topics_are_honoured(bank, store, catalog):
     assert {q.topic for q in plan.questions} <= {"alpha", "gamma"}
     assert plan.exercise is None and plan.exercise_minutes == 0  # no exercise in those topics
     assert plan_for(bank, store, catalog, minutes=20, topics=("beta",)).exercise.id == "beta_ex"
+
+
+def test_what_is_promised_before_the_interview_is_what_the_plan_holds(bank, store, catalog):
+    # The setup dialog and the CLI say, for the minutes chosen, whether a coding exercise ends the
+    # interview; the plan keeps to it at every length, and a 3-minute interview is not promised one.
+    every_topic = set(bank.topics)
+    for minutes in range(MIN_MINUTES, MAX_MINUTES + 1):
+        plan = plan_for(bank, store, catalog, minutes=minutes)
+        promise = exercise_promise(minutes, exercise_available=has_exercise(catalog, every_topic))
+        assert ("then a coding exercise" in promise) == (plan.exercise is not None), (minutes, promise)
+        if plan.exercise is not None:
+            assert promise == (f"{plan.question_minutes:g} minutes of questions, then a coding exercise "
+                               f"with a {plan.exercise_minutes:g}-minute box.")
+    assert exercise_promise(3) == exercise_promise(4) == (
+        "Questions only, no coding exercise (from 5 minutes on, the interview ends with a coding exercise).")
+    assert plan_for(bank, store, catalog, minutes=3).exercise is None
+    assert plan_for(bank, store, catalog, minutes=EXERCISE_FROM_MINUTES).exercise is not None
+    # Topics without an exercise: questions only, and said so.
+    assert not has_exercise(catalog, {"alpha", "gamma"})
+    assert "none of these topics has one" in exercise_promise(30, exercise_available=False)
+    assert plan_for(bank, store, catalog, minutes=30, topics=("alpha", "gamma")).exercise is None
+
+
+def test_the_starter_is_never_written_over_a_file_unless_asked(tmp_path):
+    folder = tmp_path / "ex"
+    folder.mkdir()
+    (folder / "starter.py").write_text("# quizapp: exercise=beta_ex\n")
+    exercise = Exercise("beta_ex", "Beta exercise", "beta", 2, "Write it.", (), folder)
+    work = tmp_path / "work"
+    assert suggested_path(exercise, work) == work / "interview_beta_ex.py"
+    mine = work / "interview_beta_ex.py"
+    assert write_starter(exercise, mine) == mine and mine.read_text() == "# quizapp: exercise=beta_ex\n"
+    mine.write_text("my solution")
+    assert suggested_path(exercise, work) == work / "interview_beta_ex-2.py"
+    with pytest.raises(FileExistsError):
+        write_starter(exercise, mine)
+    assert mine.read_text() == "my solution"
+    write_starter(exercise, mine, replace=True)
+    assert mine.read_text() == "# quizapp: exercise=beta_ex\n"
 
 
 def test_bad_requests_are_refused_with_a_reason(bank, store, catalog):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -107,7 +108,9 @@ def test_bad_options_are_usage_errors(demo):
     assert result.exit_code == 2 and "3 to 180 minutes" in result.output
 
 
-def test_the_exercise_is_written_next_to_you_and_graded(demo, tmp_path, monkeypatch):
+@pytest.fixture
+def demo_exercise(demo, tmp_path, monkeypatch) -> list[tuple[str, str]]:
+    """One exercise in the demo topic; its grades are faked. Returns (graded file, its text) per grade."""
     folder = tmp_path / "ex"
     folder.mkdir()
     (folder / "starter.py").write_text("# quizapp: exercise=demo_ex\n")
@@ -116,23 +119,71 @@ def test_the_exercise_is_written_next_to_you_and_graded(demo, tmp_path, monkeypa
     graded = []
 
     def fake_grade(path, ex, console):
-        graded.append(path.read_text())
+        graded.append((path.relative_to(Path.cwd()).as_posix(), path.read_text()))
         return GradeReport("demo_ex", str(path), "fail", None, "cpu", "x", 1.0, [
             CheckResult("a", "Runs", "pass"), CheckResult("b", "Scales", "fail", "expected 2, saw 1")])
 
     monkeypatch.setattr("quizapp.commands.interview.grade_file", fake_grade)
     work = tmp_path / "work"
     work.mkdir()
-    (work / "interview_demo_ex.py").write_text("mine")  # never overwritten
+    (work / "interview_demo_ex.py").write_text("mine")
     monkeypatch.chdir(work)
-    result = interview("\n".join(["", "answer", "1 2 3", "2", ""]) + "\n", "--minutes", "5")
+    return graded
+
+
+QUESTIONS_DONE = ["", "answer", "1 2 3", "2"]  # start, the card and its ticks, the single
+
+
+def test_the_exercise_is_written_where_you_say_and_graded(demo_exercise, tmp_path):
+    work = tmp_path / "work"
+    # Enter takes the offered name: a free one, since interview_demo_ex.py is taken.
+    result = interview("\n".join([*QUESTIONS_DONE, "", ""]) + "\n", "--minutes", "5")
     assert result.exit_code == 0, result.output
-    assert "interview_demo_ex-2.py" in result.output
+    assert "Where should the starter file go? [interview_demo_ex-2.py]" in result.output
+    assert "Wrote your starter file: interview_demo_ex-2.py" in result.output
     assert "left for the questions, then" in result.output and "left for the exercise" in result.output
     assert (work / "interview_demo_ex.py").read_text() == "mine"
-    assert graded == ["# quizapp: exercise=demo_ex\n"]
+    assert demo_exercise == [("interview_demo_ex-2.py", "# quizapp: exercise=demo_ex\n")]
     assert "Exercise Demo exercise  fail  1/2 checks" in result.output
     assert "Scales: expected 2, saw 1" in result.output
+
+
+def test_the_starter_never_replaces_a_file_without_asking(demo_exercise, tmp_path):
+    work = tmp_path / "work"
+    # The learner names their own file: asked, they keep it and choose another path instead.
+    answers = [*QUESTIONS_DONE, "interview_demo_ex.py", "n", "sol/mine.py", ""]
+    result = interview("\n".join(answers) + "\n", "--minutes", "5")
+    assert result.exit_code == 0, result.output
+    assert "interview_demo_ex.py exists. Replace it with the starter?" in result.output
+    assert (work / "interview_demo_ex.py").read_text() == "mine"
+    assert "Wrote your starter file: sol/mine.py" in result.output
+    assert demo_exercise == [("sol/mine.py", "# quizapp: exercise=demo_ex\n")]
+
+
+def test_the_starter_replaces_a_file_when_you_say_so(demo_exercise, tmp_path):
+    answers = [*QUESTIONS_DONE, "interview_demo_ex.py", "y", ""]
+    result = interview("\n".join(answers) + "\n", "--minutes", "5")
+    assert result.exit_code == 0, result.output
+    assert demo_exercise == [("interview_demo_ex.py", "# quizapp: exercise=demo_ex\n")]
+
+
+def test_the_intro_says_whether_an_exercise_ends_the_interview(demo_exercise):
+    # 3 minutes: the exercise's topic is asked, but too short for one; the intro says so and why.
+    result = interview("\nq\n", "--minutes", "3")
+    assert result.exit_code == 0, result.output
+    assert ("no coding exercise (from 5 minutes on, the interview ends with a coding exercise)"
+            in " ".join(result.output.split()))
+    assert "Exercise" not in result.output
+    result = interview("\nq\n", "--minutes", "5")
+    assert "then the exercise 'Demo exercise' with a 2-minute box" in " ".join(result.output.split())
+
+
+def test_your_written_answer_is_shown_beside_the_key_points(demo):
+    result = interview("\n".join(["", "loss scaling skips bad steps", "1 2 3", "2"]) + "\n", "--minutes", "4")
+    assert result.exit_code == 0, result.output
+    model, mine, points = (result.output.index(text) for text in
+                           ("The model answer.", "Your answer: loss scaling skips bad steps", "Key points"))
+    assert model < mine < points
 
 
 def test_review_lists_key_points_and_ticks_suggest_the_rating(demo):

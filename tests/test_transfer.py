@@ -197,7 +197,7 @@ def test_cli_export_then_import(tmp_path, quizapp_home):
         fill(store)
     out = tmp_path / "progress.json"
     result = run("export", "json", str(out))
-    assert result.exit_code == 0 and "6 answer(s), 2 card(s), 1 grade(s), 1 interview(s)" in result.output
+    assert result.exit_code == 0 and "6 answers, 2 cards, 1 grade, 1 interview" in result.output
     assert json.loads(out.read_text())["version"] == FORMAT_VERSION
     again = run("import", str(out))
     assert again.exit_code == 0 and "Nothing new" in again.output

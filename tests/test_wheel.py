@@ -44,4 +44,4 @@ def test_wheel_installs_and_finds_its_questions(tmp_path):
     check = subprocess.run([str(env_dir / "bin" / "python"), "-m", "quizapp", "bank", "check"],
                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert f"{len(shipped)} file(s)" in check.stderr
+    assert f"{len(shipped)} files" in check.stderr

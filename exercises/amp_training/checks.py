@@ -3,6 +3,7 @@ models and data, watch both through the grader's instrumentation, and compare.""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -74,6 +75,12 @@ def run(ctx, impl, dtype, *, clip=None, inject_at=None) -> Run:
             with ctx.given(given):
                 losses = impl.train_with_amp(model, loader, optimizer, F.mse_loss, EPOCHS, device=ctx.device,
                                              amp_dtype=dtype, max_grad_norm=clip)
+        except Exception as exc:
+            # What the loop did before it raised, kept with the error: a cached run re-raises it later,
+            # when LOG holds another run's events.
+            with contextlib.suppress(Exception):
+                exc.amp_events = list(LOG.events)
+            raise
         finally:
             for h in hooks:
                 h.remove()
@@ -96,13 +103,33 @@ SCALER_ERRORS = {
 }
 
 
+def no_inf_checks_cause(events) -> str | None:
+    """Why scaler.update() found no inf checks, read from what the loop did before it; None when the
+    loop stepped through the scaler (then the gradients were gone by the time scaler.step ran)."""
+    if any(e.kind == "scaler.step" for e in events):
+        return None
+    direct = sum(1 for e in events if e.kind == "opt.step" and not e.info["via_scaler"])
+    if direct:
+        times = f"{direct} time{'s' if direct != 1 else ''}"
+        return (f"optimizer.step() was called directly ({times} before scaler.update() failed) beside "
+                "a GradScaler, so scaler.step(optimizer) never ran and scaler.update() had no inf check to act "
+                "on; call scaler.step(optimizer) in its place: it unscales the gradients, skips the step when "
+                "one is inf/NaN, and records what update() needs")
+    return ("scaler.update() ran, but neither scaler.step(optimizer) nor optimizer.step() did before it; call "
+            "scaler.step(optimizer) once per iteration, then scaler.update()")
+
+
 def mine(ctx, dtype=torch.float16, **kw) -> Run:
     try:
         return run(ctx, ctx.solution, dtype, **kw)
     except (RuntimeError, AssertionError, ValueError) as exc:
+        torch_said = f"(torch said: {str(exc).splitlines()[0][:160]})"
+        events = getattr(exc, "amp_events", None)
+        if "No inf checks were recorded" in str(exc) and events and (cause := no_inf_checks_cause(events)):
+            fail(f"{cause} {torch_said}")
         for needle, explanation in SCALER_ERRORS.items():
             if needle in str(exc):
-                fail(f"{explanation} (torch said: {str(exc).splitlines()[0][:160]})")
+                fail(f"{explanation} {torch_said}")
         raise
 
 
@@ -333,13 +360,14 @@ def step_through_scaler(ctx):
     steps = [e.info for e in mine(ctx).events if e.kind == "opt.step"]
     direct = sum(1 for s in steps if not s["via_scaler"])
     if direct:
-        fail(f"optimizer.step() was called directly {direct} time(s); call scaler.step(optimizer) so that steps "
-             "with inf/NaN gradients are skipped")
+        fail(f"optimizer.step() was called directly {direct} time{'s' if direct != 1 else ''}; call "
+             "scaler.step(optimizer) so that steps with inf/NaN gradients are skipped")
     its = iterations(mine(ctx).events)
     counts = [sum(1 for e in it if e.kind == "scaler.step") for it in its]
     if any(c != 1 for c in counts):
         i = next(i for i, c in enumerate(counts) if c != 1)
-        fail(f"iteration {i}: scaler.step was called {counts[i]} time(s); expected exactly once per iteration")
+        fail(f"iteration {i}: scaler.step was called {counts[i]} time{'s' if counts[i] != 1 else ''}; expected "
+             "exactly once per iteration")
 
 
 @CHECKS.add("update-every-iteration", "float16: scaler.update() runs once per iteration, after the step")
@@ -347,8 +375,9 @@ def update_every_iteration(ctx):
     for i, it in enumerate(iterations(mine(ctx).events)):
         kinds = [e.kind for e in it]
         if kinds.count("update") != 1:
-            fail(f"iteration {i}: scaler.update() was called {kinds.count('update')} time(s); call it once per "
-                 "iteration after scaler.step, or the scale never backs off after an overflow")
+            updates = kinds.count("update")
+            fail(f"iteration {i}: scaler.update() was called {updates} time{'s' if updates != 1 else ''}; call it "
+                 "once per iteration after scaler.step, or the scale never backs off after an overflow")
         if "scaler.step" in kinds and kinds.index("update") < kinds.index("scaler.step"):
             fail(f"iteration {i}: scaler.update() ran before scaler.step(); update after stepping")
 
@@ -405,8 +434,9 @@ def clip_after_unscale(ctx):
         fail(f"max_grad_norm={CLIP} was given but clip_grad_norm_ was never called")
     why = no_loss_scaling(r)
     if why:
-        fail(f"max_grad_norm={CLIP}: clip_grad_norm_ ran {len(clips)} time(s), but {why}, so no gradient was "
-             f"scaled and the clip order cannot be told; {consequence(GRAD_SCALER_TITLE)}")
+        fail(f"max_grad_norm={CLIP}: clip_grad_norm_ ran {len(clips)} time{'s' if len(clips) != 1 else ''}, "
+             f"but {why}, so no gradient was scaled and the clip order cannot be told; "
+             f"{consequence(GRAD_SCALER_TITLE)}")
     for i, it in enumerate(iterations(r.events)):
         kinds = [e.kind for e in it]
         if "clip" in kinds and ("unscale_" not in kinds or kinds.index("unscale_") > kinds.index("clip")):

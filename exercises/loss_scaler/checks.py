@@ -158,8 +158,8 @@ def skip_on_overflow(ctx):
         if i in BAD:
             if run.stepped[i]:
                 fail(f"{cfg_text(MAIN)}: step {i} had {bad_text(i)}, yet optimizer.step() was called "
-                     f"{run.stepped[i]} time(s); skip the step when any gradient is inf or NaN "
-                     "(torch.isfinite catches inf, -inf and NaN)")
+                     f"{run.stepped[i]} time{'s' if run.stepped[i] != 1 else ''}; skip the step when any gradient "
+                     "is inf or NaN (torch.isfinite catches inf, -inf and NaN)")
             moved = max((a - b).abs().max().item() if torch.isfinite(a).all() else math.inf
                         for a, b in zip(run.after[i], run.before[i]))
             if moved != 0:
@@ -167,7 +167,7 @@ def skip_on_overflow(ctx):
                      "a skipped step must leave them as they were")
         elif run.stepped[i] != 1:
             fail(f"{cfg_text(MAIN)}: step {i} had clean gradients, and optimizer.step() was called {run.stepped[i]} "
-                 "time(s); expected exactly once")
+                 f"time{'s' if run.stepped[i] != 1 else ''}; expected exactly once")
 
 
 @CHECKS.add("return-value", "step() returns True when it stepped and False when it skipped")
@@ -249,7 +249,7 @@ def missing_grads(ctx):
              "skip parameters whose .grad is None")
     if calls[0] != 1:
         fail(f"clean gradients (two of three parameters without a gradient): expected optimizer.step() to run once, "
-             f"it ran {calls[0]} time(s) (step() returned {result!r})")
+             f"it ran {calls[0]} time{'s' if calls[0] != 1 else ''} (step() returned {result!r})")
     if unused.grad is not None or frozen.grad is not None:
         fail("step() gave a gradient to a parameter that had none; leave .grad None where it is None")
     if used[0].item() == 1.0:

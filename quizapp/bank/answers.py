@@ -128,6 +128,25 @@ def number_readings(text) -> tuple[float, ...]:
     return () if value is None else (value,)
 
 
+_WITH_WORDS = re.compile(r"^\s*([+-]?[\d.,_]+(?:e[+-]?\d+)?)\s*([^\W\d_].*?)\s*$", re.IGNORECASE)
+NOT_A_NUMBER = "That is not a number: type digits like 65504 or 6.5e4 (2^-14, 1/3 and 25% work too)"
+
+
+def numeric_problem(text) -> str | None:
+    """Why a numeric answer cannot be read, as a sentence to show before asking again; None when it can.
+
+    The rule is the checker's own: whatever `number_readings` reads (65504, 65,504, 6.1e-5, 2^-14,
+    1/3, 25%) is a number, so a reply this accepts is always checked, never counted wrong unread.
+    A number followed by a unit or words ("1 GiB") is asked again without them.
+    """
+    if number_readings(text):
+        return None
+    match = _WITH_WORDS.match(text) if isinstance(text, str) else None
+    if match and number_readings(match.group(1)):
+        return f"{NOT_A_NUMBER}; type the number alone, without '{match.group(2)}'."
+    return NOT_A_NUMBER + "."
+
+
 def _numeric(q, response):
     readings = number_readings(response)
     if not readings:

@@ -9,6 +9,7 @@ import click
 from quizapp.bank import load_bank, pack_files
 from quizapp.bank.load import default_pack_files
 from quizapp.commands.common import display_path
+from quizapp.words import plural
 
 
 def run(locations: tuple[Path, ...]) -> int:
@@ -27,7 +28,7 @@ def run(locations: tuple[Path, ...]) -> int:
         click.echo(f"{display_path(error.path)}:{error.line}: {error.reason}")
     bad_files = len({e.path for e in bank.errors})
     if bank.errors:
-        click.echo(f"{len(bank.errors)} error(s) in {bad_files} of {len(files)} file(s)", err=True)
+        click.echo(f"{plural(len(bank.errors), 'error')} in {bad_files} of {plural(len(files), 'file')}", err=True)
         return 1
-    click.echo(f"ok: {len(files)} file(s), {len(bank.topics)} topic(s), {len(bank.questions)} question(s)", err=True)
+    click.echo(f"ok: {plural(len(files), 'file')}, {plural(len(bank.topics), 'topic')}, {plural(len(bank.questions), 'question')}", err=True)
     return 0

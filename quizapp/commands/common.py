@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from quizapp.words import plural
+
 
 def display_path(path: Path) -> str:
     """A path as the learner would type it: relative to the current folder when inside it."""
@@ -39,7 +41,7 @@ def load_bank_reporting():
 
     bank = load_bank_cached()
     if bank.errors:
-        fail(f"{len(bank.errors)} problem(s) in question files; those files were skipped:")
+        fail(f"{plural(len(bank.errors), 'problem')} in question files; those files were skipped:")
         for error in bank.errors:
             click.echo(f"  {display_path(error.path)}:{error.line}: {error.reason}", err=True)
         click.echo("  (run `quizapp bank check` for details)", err=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from quizapp.catalog import load_catalog
-from quizapp.commands.common import fail
+from quizapp.commands.common import fail, open_store
 
 
 def exercise_or_exit(exercise_id: str):
@@ -33,31 +34,79 @@ def start(exercise_id: str, path: Path | None, force: bool) -> int:
 
 
 def hint(exercise_id: str, number: int | None) -> int:
+    """Show hint `number` (0: the statement), or the next one the learner has not seen.
+
+    Hints seen are kept in the progress store (`Store.hints_shown`), shared with the app: the next
+    hint follows on from whatever was shown last, here or there.
+    """
     exercise = exercise_or_exit(exercise_id)
-    if number == 0:
-        click.echo(exercise.statement)
-        return 0
     hints = exercise.hints
+    if number is not None and not 0 <= number <= len(hints):
+        raise click.UsageError(f"{exercise_id} has {_hint_range(len(hints))}")
+    if number == 0:
+        show_markdown(exercise.statement)
+        return 0
+    if not hints:
+        click.echo(f"{exercise_id} has no hints beyond its statement: quizapp hint {exercise_id} 0")
+        return 0
     if number is None:
-        # The next hint: one more than the learner has seen, remembered in the data dir.
-        seen_file = _hint_file(exercise_id)
-        text = seen_file.read_text().strip() if seen_file.exists() else ""
-        seen = int(text) if text.isdecimal() else 0
-        number = min(seen + 1, len(hints))
-        seen_file.parent.mkdir(parents=True, exist_ok=True)
-        seen_file.write_text(str(number))
-    if not 1 <= number <= len(hints):
-        raise click.UsageError(f"{exercise_id} has hints 1 to {len(hints)}")
-    click.echo(f"Hint {number}/{len(hints)}: {hints[number - 1]}")
+        store = open_store()  # says why on stderr when it cannot be opened
+        if store is None:
+            return 1
+        with store:
+            seen = max(store.hints_shown(exercise_id), _legacy_hints_seen(exercise_id))
+            number = min(seen + 1, len(hints))
+            store.set_hints_shown(exercise_id, number)
+    else:
+        _remember_hint(exercise_id, number)
+    show_markdown(hints[number - 1], heading=f"Hint {number}/{len(hints)}:")
     if number < len(hints):
         click.echo(f"(next: quizapp hint {exercise_id})", err=True)
+    else:
+        click.echo(f"(that was the last hint; the statement: quizapp hint {exercise_id} 0)", err=True)
     return 0
 
 
-def _hint_file(exercise_id: str) -> Path:
+def _hint_range(count: int) -> str:
+    return f"hints 0 (the statement) to {count}" if count else "only hint 0 (the statement)"
+
+
+def show_markdown(text: str, heading: str = "") -> None:
+    """Markdown rendered by rich on a terminal; the text as written when piped (for scripts).
+    A heading goes before it: bold on its own line on a terminal, on the text's first line when piped."""
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        console = Console()
+        if heading:
+            console.print(heading, style="bold", markup=False, highlight=False)
+        console.print(Markdown(text))
+    else:
+        click.echo(f"{heading} {text}" if heading else text)
+
+
+def _remember_hint(exercise_id: str, number: int) -> None:
+    """Count hint `number` as seen; showing it does not depend on the store being usable."""
+    from quizapp.study.store import Store, StoreError
+
+    try:
+        with Store.open() as store:
+            store.set_hints_shown(exercise_id, number)
+    except StoreError as exc:
+        click.echo(f"quizapp: not remembered that this hint was shown: {exc.reason}", err=True)
+
+
+def _legacy_hints_seen(exercise_id: str) -> int:
+    """Hints seen as counted by quizapp before the store kept them (a file per exercise)."""
     from quizapp import paths
 
-    return paths.data_dir() / "hints" / exercise_id
+    seen_file = paths.data_dir() / "hints" / exercise_id
+    try:
+        text = seen_file.read_text().strip()
+    except OSError:
+        return 0
+    return int(text) if text.isdecimal() else 0
 
 
 def solution(exercise_id: str, yes: bool) -> int:

@@ -35,9 +35,9 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
     if not (as_json or events):
         click.echo(f"Grading {file} as '{exercise_id}'...", err=True)
     cancel = threading.Event()
-    with cancel_on_signals(cancel):
+    with cancel_on_signals(cancel), progress_on_stderr(enabled=not (as_json or events), timeout=timeout) as progress:
         report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
-                       on_event=print_event if events else None, cancel=cancel)
+                       on_event=print_event if events else progress, cancel=cancel)
     report.file = str(file)  # as the learner named it
     if cancel.is_set():
         # A cancelled attempt says nothing about the solution: it is not recorded.
@@ -60,6 +60,33 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
     if saved is not None:
         click.echo(f"quizapp: the result was not saved: {saved}", err=True)
     return report.exit_code
+
+
+@contextmanager
+def progress_on_stderr(*, enabled: bool, timeout: float):
+    """A one-line live status on a terminal's stderr while the checks run ("check 3 of 14: ..."), so a
+    slow solution is not mistaken for a hung grader; yields the event callback (None when off)."""
+    import sys
+
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+
+    planned: list[str] = []
+    done = 0
+    with Console(stderr=True).status(f"Starting the solution (the limit is {timeout:g} s)...") as status:
+        def on_event(event: dict) -> None:
+            nonlocal done
+            if event.get("event") == "start":
+                planned[:] = [str(c.get("title", c.get("id", ""))) for c in event.get("checks") or ()
+                              if isinstance(c, dict)]
+            elif event.get("event") == "check":
+                done += 1
+            if planned and done < len(planned):
+                status.update(f"Check {done + 1} of {len(planned)}: {planned[done]}")
+
+        yield on_event
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 """`quizapp interview`: a timed mock interview in the terminal, without the TUI.
 
-The questions use `quizapp review`'s prompts; the exercise's starter is written next to you and
-graded when you say you are done or when its time is up.
+The questions use `quizapp review`'s prompts; from 5 minutes on, a coding exercise follows: its
+starter is written where you say (never over a file without asking) and graded when you say you are
+done or when its time is up.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.text import Text
 
 from quizapp.bank.model import Question
 from quizapp.commands.common import display_path, load_bank_reporting, open_store
 from quizapp.commands.review import Quit, ask, read_answer, read_key_points, read_rating
 from quizapp.interview import Interview, PlanError, make_plan
+from quizapp.interview.plan import why_no_exercise
 from quizapp.interview.render import KINDS, clock_text, countdown_words, outcome_text, print_report_card
 from quizapp.interview.session import EXERCISE
-from quizapp.interview.starter import write_starter
+from quizapp.interview.starter import suggested_path, write_starter
 from quizapp.study.store import utcnow
+from quizapp.words import plural
 
 clock = utcnow  # tests put a fake clock here
 STATUS_EVERY_S = 1.0  # how often the exercise countdown line is redrawn
@@ -71,11 +75,14 @@ def load_exercises() -> dict:
 
 
 def intro(plan) -> str:
-    parts = [f"Mock interview: {len(plan.questions)} question(s) in {plan.question_minutes:g} minutes"]
+    head = f"Mock interview: {plural(len(plan.questions), 'question')} in {plan.question_minutes:g} minutes"
     if plan.exercise is not None:
-        parts.append(f"then the exercise '{plan.exercise.title}' with a {plan.exercise_minutes:g}-minute box "
-                     "(plus whatever time the questions leave)")
-    return (", ".join(parts) + ".\nOpen questions are answered in writing, then you tick the key points you "
+        head += (f", then the exercise '{plan.exercise.title}' with a {plan.exercise_minutes:g}-minute box "
+                 "(plus whatever time the questions leave); you choose where its starter file goes")
+    else:
+        # The plan has none although the minutes allow one: the topics asked for have no exercise.
+        head += f", no coding exercise ({why_no_exercise(plan.minutes, exercise_available=False)})"
+    return (head + ".\nOpen questions are answered in writing, then you tick the key points you "
             "covered. Unanswered questions count as missed when time is up. Type q at any prompt to end early.")
 
 
@@ -113,6 +120,8 @@ def settle(interview: Interview, q: Question, response, console: Console) -> Non
         return
     console.print(Markdown(q.explanation))
     if q.key_points:
+        # Beside the key points, so the learner ticks against what they wrote, not what they remember writing.
+        console.print(Text.assemble(("Your answer: ", "bold"), response.strip() or ("(nothing written)", "dim")))
         result = interview.answer_card(response, read_key_points(q, console))
     else:
         result = interview.answer_card(response, rating=read_rating(3, interview.store.card_json(q.id)))
@@ -124,20 +133,43 @@ def settle(interview: Interview, q: Question, response, console: Console) -> Non
 
 def do_exercise(interview: Interview, console: Console) -> None:
     ex = interview.plan.exercise
-    try:
-        path = write_starter(ex, Path.cwd())
-    except OSError as exc:
-        interview.exercise_graded(None, f"the starter file could not be written: {exc.strerror or exc}")
-        console.print(f"[red]Could not write the starter file of {ex.id}: {exc.strerror or exc}[/]")
-        return
     console.rule(f"Exercise · {ex.title}")
     console.print(f"⏱ {clock_text(interview.remaining_s())} {countdown_words(interview)}", style="dim")
     console.print(Markdown(ex.statement))
-    console.print(f"Your starter file is [bold]{display_path(path)}[/]. Edit it in your editor; it is graded "
+    path = place_starter(ex, console)
+    console.print(f"Wrote your starter file: [bold]{display_path(path)}[/]. Edit it in your editor; it is graded "
                   "when you press Enter here, or when the time is up.")
     said_done = wait_for_done(interview)
     console.print("\n" + ("Grading..." if said_done else "Time is up: grading what is in the file..."))
     interview.exercise_graded(grade_file(path, ex, console).to_json())
+
+
+def place_starter(exercise, console: Console) -> Path:
+    """Ask where the starter file goes (a free name here by default), ask before replacing a file, write it."""
+    while True:
+        default = display_path(suggested_path(exercise, Path.cwd()))
+        path = Path(ask("Where should the starter file go?", default=default).strip() or default).expanduser()
+        path = path if path.is_absolute() else Path.cwd() / path
+        shown = display_path(path)
+        if path.is_dir():
+            console.print(f"[yellow]{shown} is a folder; type a file name, e.g. {default}.[/]")
+            continue
+        replace = path.exists()
+        if replace and not confirm(f"{shown} exists. Replace it with the starter? What is in it would be lost"):
+            continue
+        try:
+            return write_starter(exercise, path, replace=replace)
+        except FileExistsError:
+            console.print(f"[yellow]{shown} was created meanwhile; it is left as it is.[/]")
+        except OSError as exc:
+            console.print(f"[red]Could not write {shown}: {exc.strerror or exc}[/]")
+
+
+def confirm(question: str) -> bool:
+    try:
+        return click.confirm(question, default=False)
+    except click.Abort:
+        raise Quit from None
 
 
 def wait_for_done(interview: Interview) -> bool:

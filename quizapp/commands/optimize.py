@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from quizapp.commands.common import fail, open_store
+from quizapp.words import plural
 
 
 def run(reset: bool) -> int:
@@ -23,12 +24,12 @@ def run(reset: bool) -> int:
         reviews = review_log(store)
         try:
             usable = require_enough_history(reviews)
-            click.echo(f"Fitting FSRS to your {len(reviews)} review(s) ({usable} usable); "
+            click.echo(f"Fitting FSRS to your {plural(len(reviews), 'review')} ({usable} usable); "
                        f"this runs torch in a separate process and can take a few minutes...")
             result = optimize(store)
         except FitError as exc:
             return fail(str(exc))
-    click.echo(f"Log loss on your reviews (lower predicts your recall better), over {result.usable} review(s):")
+    click.echo(f"Log loss on your reviews (lower predicts your recall better), over {plural(result.usable, 'review')}:")
     click.echo(f"  FSRS defaults    {result.default_loss:.4f}")
     if result.current_loss != result.default_loss:
         click.echo(f"  in use until now {result.current_loss:.4f}")

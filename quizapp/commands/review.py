@@ -9,15 +9,17 @@ import time
 import click
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 
 from quizapp.bank import Question, check_answer
-from quizapp.bank.answers import number_readings
+from quizapp.bank.answers import numeric_problem
 from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.study.keypoints import parse_ticks, rating_from_key_points
-from quizapp.study.queue import study_queue
+from quizapp.study.queue import requeue_again, study_queue
 from quizapp.study.schedule import RATING_NAMES, default_rating, format_interval, preview, record_review
 from quizapp.study.store import utcnow
+from quizapp.words import plural
 
 QUIT = "q"
 
@@ -56,9 +58,10 @@ def read_answer(q: Question, console: Console, seed: str = ""):
     if q.type == "numeric":
         while True:
             reply = ask("Your answer (a number)")
-            if number_readings(reply):
+            problem = numeric_problem(reply)  # the checker's own rule: what passes here is checked
+            if problem is None:
                 return reply
-            console.print("[yellow]That is not a number (65504, 6.1e-5, 2^-14, 1/3 and 25% all work).[/]")
+            console.print(f"[yellow]{escape(problem)}[/]")
     if q.type == "text":
         return ask("Your answer")
     if q.type == "order":
@@ -99,6 +102,48 @@ def read_rating(suggested: int, card_json: str | None) -> int:
         click.echo("Type 1, 2, 3 or 4 (Enter keeps the suggestion).")
 
 
+def study_one(q: Question, store, console: Console, seed: str) -> tuple[int, bool | None, bool]:
+    """Ask, check, explain, rate and save one question: (rating, correct, stop).
+
+    stop: the learner quit at the rating prompt. An answer already checked (or a card already
+    revealed) is then saved with the suggested rating, as the session promises and as the app does
+    on leaving. Quit before that point propagates unchanged.
+    """
+    console.print(Markdown(q.prompt))
+    started = time.monotonic()
+    response = read_answer(q, console, seed)
+    verdict = check_answer(q, response)
+    if verdict.correct is True:
+        console.print("[bold green]✔ Right[/]")
+    elif verdict.correct is False:
+        console.print(f"[bold red]✘ Not quite.[/] The answer: {verdict.expected}")
+    picked, others = why_not_lines(q, response)
+    if picked:
+        console.print(Markdown(why_not_markdown(picked, "Why not")))
+    console.print(Markdown(q.explanation))
+    if others:
+        heading = "The other wrong choices" if picked else "Why the other choices are wrong"
+        console.print(Markdown(why_not_markdown(others, heading)))
+    suggested = default_rating(verdict.correct)
+    stop = False
+    try:
+        if q.key_points:
+            covered = read_key_points(q, console)
+            suggested = rating_from_key_points(len(covered), len(q.key_points))
+            response = {"covered": covered}
+        rating = read_rating(suggested, store.card_json(q.id))
+    except Quit:
+        # As in the app: an answer checked (or a card revealed) is saved with the suggested rating.
+        rating, stop = suggested, True
+    due = record_review(store, q, rating=rating, correct=verdict.correct, response=response,
+                        duration_ms=int((time.monotonic() - started) * 1000))
+    if stop:
+        console.print(f"\nSaved as {RATING_NAMES[rating]} (suggested); stopping.")
+    else:
+        console.print(f"[dim]Saved; next review {due.astimezone():%Y-%m-%d %H:%M}.[/]")
+    return rating, verdict.correct, stop
+
+
 def run(topic: str | None, limit: int) -> int:
     store = open_store()
     if store is None:
@@ -112,43 +157,38 @@ def run(topic: str | None, limit: int) -> int:
         if not queue:
             console.print("Nothing is due and every question has been seen. Come back later.")
             return 0
-        console.print(f"{len(queue)} question(s). Type q (or Ctrl+D) at any prompt to stop; every answer is saved.")
-        done, right, checked = 0, 0, 0
+        console.print(f"{plural(len(queue), 'question')}. Type q (or Ctrl+D) at any prompt to stop; every answer "
+                      "is saved. A question you rate Again comes back later in the session.")
+        pending = list(queue)
+        reasked: dict[str, int] = {}  # question id -> times put back after Again (see requeue_again)
+        answered: set[str] = set()
+        asked, repeats, right, checked = 0, 0, 0, 0
         seed = utcnow().isoformat()  # a new shuffle of the choices each session
         try:
-            for n, q in enumerate(queue, 1):
-                console.rule(f"{n}/{len(queue)} · {bank.topics[q.topic].title} · {q.type} · difficulty {q.difficulty}")
-                console.print(Markdown(q.prompt))
-                started = time.monotonic()
-                response = read_answer(q, console, seed)
-                verdict = check_answer(q, response)
-                if verdict.correct is True:
-                    console.print("[bold green]✔ Right[/]")
-                elif verdict.correct is False:
-                    console.print(f"[bold red]✘ Not quite.[/] The answer: {verdict.expected}")
-                picked, others = why_not_lines(q, response)
-                if picked:
-                    console.print(Markdown(why_not_markdown(picked, "Why not")))
-                console.print(Markdown(q.explanation))
-                if others:
-                    console.print(Markdown(why_not_markdown(others, "The other wrong choices")))
-                suggested = default_rating(verdict.correct)
-                if q.key_points:
-                    covered = read_key_points(q, console)
-                    suggested = rating_from_key_points(len(covered), len(q.key_points))
-                    response = {"covered": covered}
-                rating = read_rating(suggested, store.card_json(q.id))
-                due = record_review(store, q, rating=rating, correct=verdict.correct, response=response,
-                                    duration_ms=int((time.monotonic() - started) * 1000))
-                done += 1
-                if verdict.correct is not None:
-                    checked += 1
-                    right += verdict.correct
-                console.print(f"[dim]Saved; next review {due.astimezone():%Y-%m-%d %H:%M}.[/]")
+            while pending:
+                q = pending.pop(0)
+                asked += 1
+                again = q.id in answered
+                title = f"{asked}/{asked + len(pending)} · {bank.topics[q.topic].title} · {q.type}"
+                console.rule(f"{title} · difficulty {q.difficulty}" + (" · again" if again else ""))
+                rating, correct, stop = study_one(q, store, console, seed)
+                if again:
+                    repeats += 1
+                else:  # the score counts first tries; a re-ask follows the answer just shown
+                    answered.add(q.id)
+                    if correct is not None:
+                        checked += 1
+                        right += correct
+                if stop:
+                    break
+                if requeue_again(pending, q, rating, reasked):
+                    console.print("[dim]Rated Again: it comes back later in this session.[/]")
         except Quit:
             console.print()
-        summary = f"Answered {done} of {len(queue)}"
+        summary = f"Answered {len(answered)} of {len(queue)}"
         if checked:
             summary += f"; {right} of {checked} checked answers right ({right / checked:.0%})"
+        if repeats:
+            summary += f"; {plural(repeats, 're-ask')} after Again"
         console.print(summary + ".")
     return 0

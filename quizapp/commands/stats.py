@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.table import Table
 
 from quizapp.commands.common import load_bank_reporting, open_store
-from quizapp.study.stats import compute_stats
+from quizapp.study.stats import MASTERY_MEANING, compute_stats
+from quizapp.words import plural
 
 
 def percent(value: float | None) -> str:
@@ -28,7 +29,7 @@ def run() -> int:
 
         stats = compute_stats(bank.outline(), store, exercise_ids=tuple(load_catalog()))
     console = Console()
-    streak = f"{stats.streak_days} day(s)" + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
+    streak = plural(stats.streak_days, "day") + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
     console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new}   "
                   f"[bold]Answers[/]: {stats.attempts}   [bold]Accuracy[/]: {percent(stats.accuracy)}   "
                   f"[bold]Exercises passed[/]: {stats.exercises_passed}/{len(stats.exercises)}")
@@ -40,6 +41,7 @@ def run() -> int:
         table.add_row(t.title, f"{t.seen}/{t.questions}", str(t.attempts), percent(t.accuracy), str(t.due),
                       f"{bar(t.mastery)} {t.mastery:.0%}")
     console.print(table)
+    console.print(MASTERY_MEANING, style="dim", highlight=False)
     if stats.exercises:
         ex = Table(title="Exercises", title_justify="left")
         for name in ("exercise", "attempts", "best", "last"):

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from quizapp.commands.common import display_path, fail, open_store
+from quizapp.words import plural
 
 
 def export_json(path: Path) -> int:
@@ -23,8 +24,8 @@ def export_json(path: Path) -> int:
             document = write_export(store, path)
         except OSError as exc:
             return fail(f"cannot write {display_path(path)}: {exc.strerror or exc}")
-    click.echo(f"Wrote {display_path(path)}: {len(document['answers'])} answer(s), {len(document['cards'])} card(s), "
-               f"{len(document['grades'])} grade(s), {len(document['interviews'])} interview(s).")
+    click.echo(f"Wrote {display_path(path)}: {plural(len(document['answers']), 'answer')}, {plural(len(document['cards']), 'card')}, "
+               f"{plural(len(document['grades']), 'grade')}, {plural(len(document['interviews']), 'interview')}.")
     click.echo("On the other machine: quizapp import " + display_path(path))
     return 0
 
@@ -47,9 +48,9 @@ def import_json(path: Path) -> int:
     if not summary.changed:
         click.echo(f"Nothing new in {display_path(path)}: everything in it is already here.")
         return 0
-    click.echo(f"Imported from {display_path(path)}: {summary.answers} answer(s) (on {summary.cards} question(s), "
-               f"cards rescheduled from their whole history), {summary.grades} grade(s), "
-               f"{summary.interviews} interview(s).")
+    click.echo(f"Imported from {display_path(path)}: {plural(summary.answers, 'answer')} (on {plural(summary.cards, 'question')}, "
+               f"cards rescheduled from their whole history), {plural(summary.grades, 'grade')}, "
+               f"{plural(summary.interviews, 'interview')}.")
     if summary.parameters:
         click.echo("Your fitted FSRS parameters came along and now schedule your reviews here.")
     return 0

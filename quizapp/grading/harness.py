@@ -213,7 +213,7 @@ def expect_sequence_close(what: str, expected, seen, rtol: float, atol: float = 
     for i, (e, s) in enumerate(zip(expected, seen)):
         if not close(s, e, rtol, atol):
             fail(f"{what}[{i}]: expected {fmt(e)}, got {fmt(s)} (relative difference {rel_diff(e, s):.2e}, "
-                 f"tolerance {rtol:.0e})")
+                 f"tolerance {'0: they must be equal' if not rtol and not atol else f'{rtol:.0e}'})")
 
 
 def max_param_diff(model_a, model_b) -> tuple[float, str]:

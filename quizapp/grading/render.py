@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from quizapp.grading.result import GradeReport
+from quizapp.grading.result import NOT_RUN, GradeReport, shown_messages
+from quizapp.words import plural
 
 STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "dim"}
 MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "skip"}
@@ -37,13 +38,29 @@ def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
     markers = {"yours": "●", "reference": "+", "float32": "·"}
     # Draw "yours" last so it stays visible where the curves coincide.
     series = sorted(curves["series"].items(), key=lambda kv: kv[0] == "yours")
+    start = 0 if curves.get("x") == "step" else 1  # steps count from 0, epochs from 1
+    longest = 0
     for name, values in series:
         finite = [v for v in values if isinstance(v, (int, float)) and v == v and abs(v) != float("inf")]
         if finite:
-            start = 0 if curves.get("x") == "step" else 1  # steps count from 0, epochs from 1
+            longest = max(longest, len(finite))
             plt.plot(list(range(start, start + len(finite))), finite, label=name, marker=markers.get(name, "dot"))
+    if longest:  # epochs and steps are whole: no 1.50 between epoch 1 and 2
+        ticks = integer_ticks(start, start + longest - 1)
+        plt.xticks(ticks, [str(t) for t in ticks])
     plt.xlabel(curves.get("x", "epoch"))
     return plt.build()
+
+
+def integer_ticks(first: int, last: int, most: int = 8) -> list[int]:
+    """Whole-number x ticks from first to last, at most about `most`: every value, or `first` and
+    then the multiples of a round step (2, 5, 10, 20, 50...) when there are too many."""
+    from itertools import cycle
+
+    step, factors = 1, cycle((2, 2.5, 2))  # 1, 2, 5, 10, 20, 50, 100...
+    while (last - first) // step + 1 > most:
+        step = int(step * next(factors))
+    return [first] + [t for t in range(first - first % step + step, last + 1, step) if t - first >= step / 2]
 
 
 def print_report(report: GradeReport, exercise=None, console: Console | None = None) -> None:
@@ -60,13 +77,10 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
         table.add_column("", width=5)
         table.add_column("check")
         table.add_column("message", overflow="fold", ratio=1)
-        first_with: dict[str, str] = {}
-        for c in report.checks:
-            message = c.message
-            if c.status == "error" and message in first_with:
-                message = f"same error as \"{first_with[message]}\""
-            elif c.status == "error":
-                first_with[message] = c.title
+        for c, message in zip(report.checks, shown_messages(report.checks)):
+            if c.status == "error" and message.startswith(NOT_RUN):  # never reached: not an error of its own
+                table.add_row(Text("-", style="dim"), Text(c.title, style="dim"), Text("not run", style="dim"))
+                continue
             table.add_row(Text(MARK[c.status], style=STYLE[c.status]), c.title,
                           Text(message, style=STYLE[c.status] if c.status != "skip" else "dim"))
         console.print(table)
@@ -78,10 +92,13 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
     if report.output.strip():
         shown = report.output.strip().splitlines()
         tail = "\n".join(shown[-15:])
-        console.print(f"[dim]Your code printed {len(shown)} line(s){'; the last 15' if len(shown) > 15 else ''}:[/]")
+        console.print(f"[dim]Your code printed {plural(len(shown), 'line')}{'; the last 15' if len(shown) > 15 else ''}:[/]")
         console.print(Text(tail, style="dim"))
     skipped = sum(1 for c in report.checks if c.status == "skip")
-    summary = f"{report.passed}/{report.counted} checks passed" + (f", {skipped} skipped" if skipped else "")
+    if report.checks:
+        summary = f"{report.passed}/{report.counted} checks passed" + (f", {skipped} skipped" if skipped else "")
+    else:  # nothing ran (a syntax error, a missing function): there is no count to give
+        summary = "no check could run"
     verdict = {"pass": "[bold green]PASSED[/]", "fail": "[bold red]NOT YET[/]", "error": "[bold magenta]ERROR[/]"}
     console.print(f"{verdict.get(report.status, report.status)}: {summary} in {report.duration_s:.1f} s")
     if report.status == "fail":

@@ -55,3 +55,35 @@ class GradeReport:
 
 def overall_status(checks: list[CheckResult]) -> str:
     return "fail" if any(c.status in ("fail", "error") for c in checks) else "pass"
+
+
+NOT_RUN = "did not run"  # how the runner words a check that a dead run never reached
+
+
+def _without_inputs(message: str) -> str:
+    """An error message without the 'with INPUTS: ' its check put in front (harness.error_inputs): the
+    same error under other inputs is the same error."""
+    if message.startswith("with ") and ": " in message:
+        return message.split(": ", 1)[1]
+    return message
+
+
+def shown_messages(checks) -> list[str]:
+    """Each check's message as a report shows it (`checks`: anything with title, status and message).
+
+    A failure or error that an earlier row already told, word for word or as the same error under
+    other inputs, points at that row instead of repeating it: a loop that dies the same way in every
+    check reads as one problem, not fourteen. Rows the run never reached keep their short note.
+    """
+    first: dict[tuple[str, str], str] = {}
+    shown = []
+    for check in checks:
+        message = check.message or ""
+        if check.status in ("fail", "error") and message and not message.startswith(NOT_RUN):
+            key = (check.status, _without_inputs(message) if check.status == "error" else message)
+            if key in first:
+                message = f"same {'error' if check.status == 'error' else 'failure'} as \"{first[key]}\""
+            else:
+                first[key] = check.title
+        shown.append(message)
+    return shown

@@ -1,5 +1,6 @@
 """What a mock interview asks: questions across topics, weighted towards the weak and the unseen,
-sized to the minutes, and one coding exercise with a time box. Data only; no torch, no textual."""
+sized to the minutes, then (from EXERCISE_FROM_MINUTES on, where the topics have one) one coding
+exercise with a time box. Data only; no torch, no textual."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ MIN_MINUTES, MAX_MINUTES = 3, 180
 # Minutes a question is expected to take: an open question is written out, the others are picked.
 EXPECTED_MINUTES = {"card": 2.0, "order": 1.5}
 OTHER_MINUTES = 1.0
-# The exercise gets this share of the interview, within these bounds; shorter interviews have none.
+# The exercise gets this share of the interview, within these bounds; shorter interviews have none
+# (in a shorter one, the smallest box would leave too little time for the questions).
 EXERCISE_SHARE, EXERCISE_MIN, EXERCISE_MAX = 0.4, 2.0, 25.0
 EXERCISE_FROM_MINUTES = 5
 # Every topic keeps some chance: a strong topic still turns up now and then.
@@ -50,6 +52,36 @@ class PlanError(ValueError):
     """The interview cannot be planned as asked (an unknown topic, an empty bank); says why."""
 
 
+def exercise_box(minutes: float) -> float:
+    """The exercise's minutes in an interview this long; 0 (no exercise) under EXERCISE_FROM_MINUTES."""
+    if minutes < EXERCISE_FROM_MINUTES:
+        return 0.0
+    return float(min(EXERCISE_MAX, max(EXERCISE_MIN, round(minutes * EXERCISE_SHARE))))
+
+
+def has_exercise(catalog: dict[str, Exercise], topics: set[str]) -> bool:
+    """Whether any exercise belongs to one of `topics`: without one, the interview is questions only."""
+    return any(ex.topic in topics for ex in catalog.values())
+
+
+def why_no_exercise(minutes: float, *, exercise_available: bool = True) -> str | None:
+    """Why an interview of `minutes` has no coding exercise, in the learner's words; None when it has one."""
+    if not exercise_box(minutes):
+        return f"from {EXERCISE_FROM_MINUTES} minutes on, the interview ends with a coding exercise"
+    if not exercise_available:
+        return "none of these topics has one"
+    return None
+
+
+def exercise_promise(minutes: float, *, exercise_available: bool = True) -> str:
+    """What an interview of `minutes` holds, said before it is planned; make_plan keeps to it exactly."""
+    reason = why_no_exercise(minutes, exercise_available=exercise_available)
+    if reason is not None:
+        return f"Questions only, no coding exercise ({reason})."
+    box = exercise_box(minutes)
+    return f"{minutes - box:g} minutes of questions, then a coding exercise with a {box:g}-minute box."
+
+
 def topic_weight(stats: TopicStats) -> float:
     """Higher for a topic the learner recalls badly, has seen little of, or gets wrong."""
     weakness = 1.0 - stats.mastery
@@ -72,8 +104,9 @@ def make_plan(bank: Bank, store: Store, catalog: dict[str, Exercise], *, minutes
     if not weights:
         raise PlanError("there are no questions to ask: the bank is empty")
     rng = random.Random(seed)
-    exercise = pick_exercise(catalog, stats, weights, wanted, rng) if minutes >= EXERCISE_FROM_MINUTES else None
-    exercise_minutes = min(EXERCISE_MAX, max(EXERCISE_MIN, round(minutes * EXERCISE_SHARE))) if exercise else 0.0
+    box = exercise_box(minutes)
+    exercise = pick_exercise(catalog, stats, weights, wanted, rng) if box and has_exercise(catalog, wanted) else None
+    exercise_minutes = box if exercise else 0.0
     questions = pick_questions(bank, store, weights, minutes - exercise_minutes, now, rng)
     return Plan(minutes=minutes, questions=tuple(questions), exercise=exercise,
                 exercise_minutes=float(exercise_minutes), weights=weights)

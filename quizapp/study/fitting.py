@@ -21,6 +21,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from quizapp.study import fsrs_params
 from quizapp.study.schedule import scheduler
 from quizapp.study.store import FSRS_PARAMETERS_KEY, Store
+from quizapp.words import plural
 
 # fsrs's optimizer learns from mini-batches of 512 reviews and gives back the defaults below one.
 MIN_REVIEWS = 512
@@ -116,7 +117,7 @@ def require_enough_history(reviews: list[Review]) -> int:
     """The number of usable reviews; FitError (a polite refusal) below the minimum a fit needs."""
     usable = usable_reviews(reviews)
     if usable < MIN_REVIEWS:
-        raise FitError(f"not enough history yet: {usable} review(s) came a day or more after the previous review "
+        raise FitError(f"not enough history yet: {plural(usable, 'review')} came a day or more after the previous review "
                        f"of the same question, and a fit needs {MIN_REVIEWS}. Keep reviewing and try again later; "
                        f"until then FSRS's defaults, fitted on millions of reviews, serve you well.")
     return usable

@@ -34,3 +34,27 @@ def _interleaved(fresh) -> list[Question]:
         nth = rank[q.topic, q.difficulty] = rank.get((q.topic, q.difficulty), -1) + 1
         keyed.append(((q.difficulty, nth, topic_index), q))
     return [q for _, q in sorted(keyed, key=lambda kq: kq[0])]
+
+
+AGAIN = 1  # the FSRS rating "Again"
+AGAIN_GAP = 3  # a question rated Again comes back after this many others
+MAX_REASKS = 3  # and at most this many times in one session
+
+
+def requeue_again(pending: list, question, rating: int, reasked: dict[str, int], *,
+                  gap: int = AGAIN_GAP, most: int = MAX_REASKS) -> bool:
+    """Bring a question rated Again back later in the same session, as Anki does; True if it will.
+
+    `pending` is the rest of the session's running order (the question just answered already taken
+    off its front); it is changed in place. A question rated Again (1) goes back in after `gap` other
+    questions, or at the end when fewer are left (straight away when none are), so the learner meets
+    it again before the session ends. Hard or better ends its run. It comes back at most `most` times
+    a session: `reasked` maps question id -> how often it was put back so far; the caller keeps one
+    dict for the whole session and this function updates it. Each time it is asked again is answered,
+    rated and saved as a review of its own. Works for anything with an `id` (questions, exercises).
+    """
+    if rating != AGAIN or reasked.get(question.id, 0) >= most:
+        return False
+    reasked[question.id] = reasked.get(question.id, 0) + 1
+    pending.insert(min(max(gap, 0), len(pending)), question)
+    return True

@@ -14,6 +14,11 @@ from quizapp.study import fsrs_params
 from quizapp.study.store import Store, utcnow
 
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+# A question counts towards mastery when FSRS expects it recalled this far ahead, this surely: a learner
+# reads mastery as "what I would get right at an interview next week", and the recall FSRS predicts
+# for right now is near 1 just after any review, a failed one included.
+MASTERY_HORIZON = timedelta(days=7)
+MASTERY_RECALL = 0.9
 
 
 @lru_cache(maxsize=8)
@@ -110,3 +115,14 @@ def format_interval(delta: timedelta) -> str:
     if days < 365:
         return f"{round(days / 30.4)}mo"
     return f"{days / 365:.1f}y"
+
+
+def held(card_json: str, now: datetime) -> bool:
+    """Whether FSRS expects the card recalled a week from `now` with at least 90% odds: what counts
+    towards mastery. FSRS defines stability as the time after the last review at which recall falls
+    to 90%, so that is the day the card's hold runs out (read in continuous time: fsrs's own
+    retrievability rounds the elapsed time down to whole days)."""
+    card = card_from_json(card_json)
+    if card.last_review is None or not card.stability:
+        return False
+    return now + MASTERY_HORIZON <= card.last_review + timedelta(days=card.stability)

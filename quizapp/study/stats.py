@@ -9,6 +9,11 @@ from typing import NamedTuple
 from quizapp.bank.outline import BankOutline
 from quizapp.study.store import Store, iso, utcnow
 
+# Said in one line wherever mastery is shown (home, the stats screen, `quizapp stats`).
+MASTERY_SHORT = "the share you would recall a week from now, 90% sure"
+MASTERY_MEANING = ("Mastery: the share of a topic's questions you would recall a week from now, 90% sure by FSRS; "
+                   "questions not yet seen count as not known.")
+
 
 # NamedTuples, not dataclasses: these records are built on the way to the first screen, and each
 # dataclass compiles its generated methods when the module is imported (1.5 ms apiece here).
@@ -21,7 +26,7 @@ class TopicStats(NamedTuple):
     checked: int  # attempts that were checked right/wrong (cards are self-rated)
     correct: int
     due: int
-    mastery: float  # mean FSRS retrievability over every question of the topic; unseen count 0
+    mastery: float  # share of the topic's questions held for a week (schedule.held); unseen count 0
 
     @property
     def accuracy(self) -> float | None:
@@ -107,17 +112,17 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
             per_day_correct[day] += row["correct"]
 
     if cards:  # fsrs loads only when a card is there to score: a new learner's home draws without it
-        from quizapp.study.schedule import retrievability
+        from quizapp.study.schedule import held
     topics = []
     for slug, topic in outline.topics.items():
         ids = topic.question_ids
         seen = [qid for qid in ids if qid in cards]
-        recall = sum(retrievability(cards[qid][1], now) for qid in seen)
+        known = sum(1 for qid in seen if held(cards[qid][1], now))
         topics.append(TopicStats(
             slug=slug, title=topic.title, questions=len(ids), seen=len(seen),
             attempts=by_topic_attempts[slug], checked=by_topic_checked[slug], correct=by_topic_correct[slug],
             due=sum(1 for qid in seen if cards[qid][0] <= now_iso),
-            mastery=recall / len(ids) if ids else 0.0,
+            mastery=known / len(ids) if ids else 0.0,
         ))
 
     days = {local_day(stamp) for stamp in store.activity_days_utc()}

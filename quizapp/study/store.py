@@ -297,6 +297,18 @@ class Store:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)"
                          " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, _json().dumps(value)))
 
+    def set_hints_shown(self, exercise_id: str, n: int) -> None:
+        """Remember that hints 1..n of the exercise were shown (in the app or the CLI). Never lowers
+        what is stored: the compare and the write are one statement, so two processes showing hints
+        at once keep the higher count. Stored as the setting `hints_shown:<exercise_id>`."""
+        n = int(n)
+        if n <= 0:
+            return
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET"
+                         " value = excluded.value WHERE CAST(settings.value AS INTEGER) < ?",
+                         (_hints_key(exercise_id), _json().dumps(n), n))
+
     def delete_setting(self, key: str) -> None:
         with self.transaction() as conn:
             conn.execute("DELETE FROM settings WHERE key = ?", (key,))
@@ -330,6 +342,11 @@ class Store:
         """The JSON value stored under key, or default."""
         row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return _json().loads(row[0]) if row else default
+
+    def hints_shown(self, exercise_id: str) -> int:
+        """How many of the exercise's hints the learner has seen, in the app or the CLI (0: none)."""
+        value = self.setting(_hints_key(exercise_id), 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
     @_locked
     def card_json(self, question_id: str) -> str | None:
@@ -375,6 +392,10 @@ class Store:
         """Every moment of study (answers and grades), as ISO UTC strings."""
         rows = self.conn.execute("SELECT answered_at FROM answers UNION ALL SELECT graded_at FROM grades")
         return [r[0] for r in rows]
+
+
+def _hints_key(exercise_id: str) -> str:
+    return f"hints_shown:{exercise_id}"
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

@@ -84,13 +84,23 @@ class StudyContext:
         return self.store.grades(exercise_id)
 
     def solution_path(self, exercise_id: str) -> Path:
-        """The file chosen this session, else the last graded file that still exists, else ./<id>.py."""
+        """The file chosen this session, else ./<id>.py when it exists, else the last graded file that
+        still exists, else ./<id>.py. The folder the app was started in comes before a grade run
+        elsewhere: a `quizapp grade` of another copy must not silently change the app's file. The
+        exercise screen pins what it showed (see `pin_solution_path`)."""
         if exercise_id in self.chosen_paths:
             return self.chosen_paths[exercise_id]
+        here = self.work_dir / f"{exercise_id}.py"
+        if here.is_file():
+            return here
         for grade in reversed(self.grades(exercise_id)):
             if grade.file_path and Path(grade.file_path).is_file():
                 return Path(grade.file_path)
-        return self.work_dir / f"{exercise_id}.py"
+        return here
+
+    def pin_solution_path(self, exercise_id: str) -> Path:
+        """Keep the file an exercise screen opened with for the rest of the session."""
+        return self.chosen_paths.setdefault(exercise_id, self.solution_path(exercise_id))
 
     def show_path(self, path: Path) -> str:
         """A path as the learner would type it from the folder quizapp was started in."""

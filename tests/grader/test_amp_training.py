@@ -30,6 +30,7 @@ BUGS = {
     "scaler_per_iteration": ["grad-scaler"],
     "unscaled_backward": ["loss-scaled"],
     "optimizer_step_direct": ["step-through-scaler", "overflow-skips-step"],
+    "optimizer_step_no_unscale": ["step-through-scaler"],
     "no_update": ["update-every-iteration", "overflow-skips-step"],
     "zero_grad_between": ["zero-grad"],
     "no_zero_grad": ["zero-grad"],
@@ -106,6 +107,16 @@ def test_messages_carry_numbers():
     assert "before scaler.unscale_" in clip and "total norm" in clip
     fp32 = grade(BUGGY / "init_scale_too_high.py").check("close-to-fp32")["message"]
     assert "float32" in fp32 and "%" in fp32
+
+
+def test_optimizer_step_beside_a_scaler_is_named_for_what_it_is():
+    """Without unscale_, scaler.update() raises "No inf checks were recorded": the message says the
+    optimizer stepped directly, not that gradients were zeroed."""
+    result = grade(BUGGY / "optimizer_step_no_unscale.py")
+    message = result.check("step-through-scaler")["message"]
+    assert "optimizer.step() was called directly" in message and "scaler.step(optimizer)" in message, message
+    assert "zeroed" not in message
+    assert result.status("loss-parity-bf16") == "pass"  # bfloat16 runs no scaler: untouched
 
 
 def test_sample_weighted_mean_is_named():

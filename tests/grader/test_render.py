@@ -22,3 +22,33 @@ def test_the_header_names_the_device_and_torch_of_the_run():
 def test_a_file_that_could_not_be_run_shows_no_placeholder_for_them():
     report = GradeReport("lora", "lora.py", "error", "`lora` has the wrong signature", None, None, 0.1)
     assert header(report) == "lora  (lora.py)"
+
+
+def report_text(report: GradeReport) -> str:
+    console = Console(record=True, width=200)
+    print_report(report, console=console)
+    return console.export_text()
+
+
+def test_the_same_error_under_other_inputs_is_told_once_and_unreached_checks_say_not_run():
+    from quizapp.grading.result import CheckResult
+
+    boom = "NotImplementedError: train is not written yet\n  line 3, in train: raise NotImplementedError"
+    checks = [CheckResult("a", "First", "error", f"with dtype=float16: {boom}"),
+              CheckResult("b", "Second", "error", f"with dtype=bfloat16: {boom}"),
+              CheckResult("c", "Third", "fail", "expected 3, got 4"),
+              CheckResult("d", "Fourth", "fail", "expected 3, got 4"),
+              CheckResult("e", "Fifth", "error", "timed out after 5 s"),
+              CheckResult("f", "Sixth", "error", "did not run: an earlier check ended the run")]
+    text = report_text(GradeReport("x", "x.py", "error", "timed out after 5 s", "cpu", "2", 5.0, checks))
+    assert text.count("NotImplementedError: train is not written yet") == 1
+    assert 'same error as "First"' in text and 'same failure as "Third"' in text
+    assert "timed out after 5 s" in text and 'same error as "Sixth"' not in text
+    sixth = next(line for line in text.splitlines() if "Sixth" in line)
+    assert "not run" in sixth and "ERROR" not in sixth
+
+
+def test_a_file_that_ran_no_check_gets_no_count_of_zero():
+    report = GradeReport("lora", "lora.py", "error", "the solution has a syntax error at line 1", None, None, 0.1)
+    text = report_text(report)
+    assert "0/0" not in text and "no check could run" in text

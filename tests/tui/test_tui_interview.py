@@ -1,20 +1,25 @@
 """The mock interview in the TUI: setup, the countdown on a fake clock, cards with key points, the
-exercise graded by the fake grader, the report card, and interview scores on the stats screen."""
+exercise's starter file where the learner says, graded by the fake grader, the report card, and
+interview scores on the stats screen."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+from textual.widgets import Button, Input, TextArea
+
 from quizapp.bank import load_bank, pack_files
 from quizapp.catalog import load_catalog
 from quizapp.interview import Interview, make_plan
 from quizapp.study.store import Store
+from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.screens.interview import InterviewScreen
 from quizapp.tui.screens.interview_report import InterviewReportScreen
 from quizapp.tui.screens.stats import StatsScreen
 from quizapp.tui.widgets.answers import ChoiceAnswer
 from quizapp.tui.widgets.keypoints import KeyPointList
-from tuihelp import DATA, NOW, SIZE, settle
+from tuihelp import DATA, NOW, SIZE, SMALL, pack_bank, settle
 
 
 class FakeClock:
@@ -64,6 +69,15 @@ async def answer_current(pilot, screen: InterviewScreen, clock: FakeClock, *, ti
     await pilot.pause()
 
 
+async def accept_starter_path(pilot, offered: str) -> None:
+    """The exercise asks where its starter goes before writing anything; Enter takes what it offers."""
+    assert isinstance(pilot.app.screen, PathScreen)
+    assert pilot.app.screen.query_one("#path", Input).value == offered
+    await pilot.press("enter")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, InterviewScreen)
+
+
 async def test_a_five_minute_interview_end_to_end(make_app):
     clock = FakeClock()
     app = make_app(bank=interview_bank(), now=clock)
@@ -76,7 +90,9 @@ async def test_a_five_minute_interview_end_to_end(make_app):
         for _ in plan.questions:
             await answer_current(pilot, screen, clock, tick=2)
         assert screen.interview.phase == "exercise"
+        await accept_starter_path(pilot, "./interview_scaled_loop.py")
         assert (app.context.work_dir / "interview_scaled_loop.py").is_file()
+        assert "your file: ./interview_scaled_loop.py" in str(screen.query_one("#iv-file-line").render())
         clock.advance(minutes=4)  # the exercise's time runs out: it is graded as it is
         await screen.tick()
         await settle(pilot)
@@ -103,6 +119,7 @@ async def test_time_up_for_questions_moves_on_and_grades_early_on_a_key(make_app
         await pilot.pause()
         assert screen.interview.phase == "exercise"
         assert "1:59 left for the exercise" in str(screen.query_one("#iv-clock").render())
+        await accept_starter_path(pilot, "./interview_scaled_loop.py")
         await pilot.press("ctrl+g")
         await settle(pilot)
         card = app.screen.card
@@ -197,3 +214,213 @@ async def test_review_card_key_points_suggest_the_rating(make_app):
     with Store.open() as store:
         (row,) = [r for r in store.answers() if r["question_id"] == "iv-card"]
         assert row["rating"] == 2 and row["response"] == '{"covered": [0, 1]}'
+
+
+# -- what the setup dialog promises --------------------------------------------------------
+
+
+def setup_plan_text(app) -> str:
+    return " ".join(str(app.screen.query_one("#setup-plan").render()).split())
+
+
+async def test_the_setup_dialog_says_whether_an_exercise_ends_the_interview(make_app):
+    app = make_app(bank=interview_bank())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        assert setup_plan_text(app) == "18 minutes of questions, then a coding exercise with a 12-minute box."
+        app.screen.query_one("#minutes").value = "3"
+        await pilot.pause()
+        assert setup_plan_text(app) == ("Questions only, no coding exercise (from 5 minutes on, the interview "
+                                        "ends with a coding exercise).")
+        await pilot.press("enter")
+        await pilot.pause()
+        plan = app.screen.interview.plan
+        assert plan.exercise is None and plan.exercise_minutes == 0 and len(plan.questions) == 2
+        await pilot.press("escape", "y")
+        await settle(pilot)
+        await pilot.press("escape")  # the report card, back home
+        await pilot.pause()
+        screen = await open_interview(pilot, "5")
+        assert screen.interview.plan.exercise.id == "scaled_loop" and screen.interview.plan.exercise_minutes == 2
+
+
+async def test_topics_without_an_exercise_are_said_to_have_none(make_app):
+    app = make_app(bank=pack_bank())  # lora and scaling; the one exercise is in scaling
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        app.screen.query_one("#setup-topics").select("lora")
+        await pilot.pause()
+        assert setup_plan_text(app) == "Questions only, no coding exercise (none of these topics has one)."
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen.interview.plan.exercise is None
+
+
+async def test_the_setup_dialog_keeps_its_buttons_on_a_small_terminal(make_app, tmp_path):
+    packs = tmp_path / "many"
+    packs.mkdir()
+    for n in range(15):
+        (packs / f"t{n}.yaml").write_text(
+            f"topic: t{n}\ntitle: Topic number {n}\nquestions:\n  - id: t{n}-q\n    type: card\n"
+            "    difficulty: 1\n    prompt: Say.\n    explanation: It.\n")
+    app = make_app(bank=load_bank(pack_files([packs])))
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("i")
+        await settle(pilot)
+        dialog = app.screen.query_one("#interview-setup")
+        assert dialog.content_region.contains_region(app.screen.query_one("#start", Button).region)
+        assert app.screen.query_one("#setup-topics").outer_size.height >= 3
+
+
+# -- the starter file ----------------------------------------------------------------------
+
+
+async def answer_all(pilot, screen, clock) -> None:
+    for _ in screen.interview.plan.questions:
+        await answer_current(pilot, screen, clock, tick=2)
+    assert screen.interview.phase == "exercise"
+
+
+async def test_the_starter_file_is_written_only_where_the_learner_says(make_app, work_dir):
+    (work_dir / "interview_scaled_loop.py").write_text("mine")
+    clock = FakeClock()
+    app = make_app(bank=interview_bank(), now=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_interview(pilot)
+        await answer_all(pilot, screen, clock)
+        # Asked first, offered a name no file has; nothing is written before the answer.
+        assert isinstance(app.screen, PathScreen)
+        assert app.screen.query_one("#path", Input).value == "./interview_scaled_loop-2.py"
+        assert sorted(p.name for p in work_dir.iterdir()) == ["interview_scaled_loop.py"]
+        # Their own file: asked before it is replaced; "no" asks for another path.
+        app.screen.query_one("#path", Input).value = "interview_scaled_loop.py"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, PathScreen)
+        await pilot.press("escape")  # not now
+        await pilot.pause()
+        assert app.screen is screen and screen.exercise_path is None
+        assert "not written yet (ctrl+n)" in str(screen.query_one("#iv-file-line").render())
+        assert (work_dir / "interview_scaled_loop.py").read_text() == "mine"
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        app.screen.query_one("#path", Input).value = "sol/here.py"
+        await pilot.press("enter")
+        await pilot.pause()
+        written = work_dir / "sol" / "here.py"
+        assert written.read_text() == (DATA / "exercises" / "scaled_loop" / "starter.py").read_text()
+        assert "your file: ./sol/here.py" in str(screen.query_one("#iv-file-line").render())
+        assert (work_dir / "interview_scaled_loop.py").read_text() == "mine"
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        assert app.screen.card.exercise.status == "pass"
+
+
+async def test_replacing_a_file_is_the_learners_choice(make_app, work_dir):
+    (work_dir / "interview_scaled_loop.py").write_text("mine")
+    clock = FakeClock()
+    app = make_app(bank=interview_bank(), now=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_interview(pilot)
+        await answer_all(pilot, screen, clock)
+        app.screen.query_one("#path", Input).value = "interview_scaled_loop.py"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert screen.exercise_path == work_dir / "interview_scaled_loop.py"
+        assert (work_dir / "interview_scaled_loop.py").read_text().startswith("# quizapp: exercise=scaled_loop")
+
+
+async def test_time_up_without_a_starter_file_ends_the_interview(make_app, work_dir):
+    clock = FakeClock()
+    app = make_app(bank=interview_bank(), now=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_interview(pilot)
+        await answer_all(pilot, screen, clock)
+        clock.advance(minutes=5)  # the path dialog is still open when the time runs out
+        await screen.tick()
+        await settle(pilot)
+        assert isinstance(app.screen, InterviewReportScreen)
+        assert app.screen.card.exercise.status == "error"
+        assert app.screen.card.exercise.message == "time was up before a starter file was written"
+    assert list(work_dir.iterdir()) == []
+
+
+# -- the written answer beside the key points ----------------------------------------------
+
+LONG_CARD = """topic: scaling
+title: Loss scaling
+questions:
+  - id: long-card
+    type: card
+    difficulty: 1
+    prompt: Walk through how you would debug a loss that turns NaN late in training.
+    explanation: |
+{explanation}
+    key_points:
+      - reproduce from the last checkpoint
+      - read the gradient norm history
+      - check the batch for bad values
+      - find the first non-finite tensor with hooks
+"""
+
+
+@pytest.mark.parametrize("size", [SIZE, SMALL])
+async def test_the_written_answer_is_shown_beside_the_key_points(make_app, tmp_path, size):
+    # A model answer far longer than the screen: the answer and the key points still share it.
+    explanation = "\n".join(f"      {n}. A step of the model answer, long enough to wrap on a small screen." for n in range(40))
+    (tmp_path / "long").mkdir()
+    (tmp_path / "long" / "long.yaml").write_text(LONG_CARD.format(explanation=explanation))
+    app = make_app(bank=load_bank(pack_files([tmp_path / "long"])))
+    async with app.run_test(size=size) as pilot:
+        screen = await open_interview(pilot, "3")
+        await pilot.press(*"reproduce it, then hooks")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        pane = screen.query_one("#iv-pane")
+        answer = screen.query_one("#iv-your-answer")
+        points = screen.query_one(KeyPointList)
+        assert "reproduce it, then hooks" in str(answer.query_one("Static").render())
+        assert not screen.query_one("#iv-text", TextArea).display  # shown once, beside the points
+        assert answer.region.bottom <= points.region.y
+        for widget in (answer, points, screen.query_one("#key-summary")):
+            assert pane.region.contains_region(widget.region), widget
+        await pilot.press("space")
+        await pilot.pause()
+        assert pane.region.contains_region(answer.region)
+
+
+async def test_a_short_model_answer_is_shown_from_its_top_with_your_answer(make_app):
+    clock = FakeClock()
+    app = make_app(bank=interview_bank(), now=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_interview(pilot)
+        while screen.interview.current.type != "card":
+            await answer_current(pilot, screen, clock, tick=0)
+        await pilot.press(*"skipped on inf")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        pane = screen.query_one("#iv-pane")
+        for selector in ("#verdict", "#iv-your-answer", "#key-points", "#key-summary"):
+            assert pane.region.contains_region(screen.query_one(selector).region), selector
+
+
+async def test_enter_on_the_key_points_saves_the_ticks_and_goes_on(make_app):
+    clock = FakeClock()
+    app = make_app(bank=interview_bank(), now=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_interview(pilot)
+        while screen.interview.current.type != "card":
+            await answer_current(pilot, screen, clock, tick=0)
+        await pilot.press(*"skipped on inf", "ctrl+s")
+        await pilot.pause()
+        await pilot.press("space", "down", "space", "enter")
+        await pilot.pause()
+        (card,) = [r for r in screen.interview.results if r.type == "card"]
+        assert card.covered == 2 and card.points == 3

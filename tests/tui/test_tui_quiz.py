@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from rich.console import Console
+
 from quizapp.study.schedule import format_interval, preview
 from quizapp.study.store import Store
 from quizapp.tui.screens.quiz import QuizScreen
@@ -139,9 +142,16 @@ async def test_a_card_reveals_the_model_answer_and_is_self_rated(make_app):
         assert screen.query("#explanation")
         await pilot.press("1")
         await pilot.pause()
+        assert screen.question.id == "sc-card" and screen.index == 1  # Again: asked again this session
+        assert "again, after Again" in str(screen.query_one("#quiz-progress").render())
+        await pilot.press("enter", "3")
+        await pilot.pause()
         assert isinstance(app.screen, SummaryScreen)
-    row = stored_answers()["sc-card"]
-    assert (row["correct"], row["rating"]) == (None, 1)
+        console = Console(record=True, width=100)
+        console.print(app.screen.query_one("#summary").query("Static")[1].content)
+        assert "1 re-ask of questions rated Again" in console.export_text()
+    with Store.open() as store:
+        assert [(row["question_id"], row["rating"]) for row in store.answers()] == [("sc-card", 1), ("sc-card", 3)]
 
 
 async def test_leaving_or_quitting_before_rating_still_saves_the_answer(make_app):
@@ -181,3 +191,51 @@ async def test_choices_are_shuffled_and_a_wrong_pick_gets_its_why_not_first(make
         assert [str(row.render()) for row in widget.query(".row")] != [] and len(rows) == 3
         await pilot.press("1")
     assert json.loads(stored_answers()["sc-single"]["response"]) == 0  # stored in file order
+
+
+async def test_a_ticked_box_stays_a_box_in_all_that_apply(make_app):
+    """"[x]" is not read as markup: a ticked row keeps its box and its alignment."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("t")
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        screen = app.screen
+        while screen.question.type != "multi":
+            await answer_right(pilot, screen)
+            await pilot.press("enter")
+            await pilot.pause()
+        await pilot.press("1")
+        await pilot.pause()
+        lines = [screen.query_one(ChoiceAnswer).query(".row")[i].render_line(0).text for i in range(2)]
+        assert lines[0].lstrip().startswith("[x] 1."), lines
+        assert lines[1].lstrip().startswith("[ ] 2."), lines
+        assert lines[0].index("1.") == lines[1].index("2.")
+
+
+@pytest.mark.parametrize("keys, rating", [(("space", "down", "space", "down", "space", "enter"), None),
+                                         (("space", "2"), 2), (("4",), 4)])
+async def test_enter_and_1_to_4_rate_while_the_key_points_have_the_focus(make_app, keys, rating):
+    """The caption says "Enter accepts, 1-4 rate at once": true with the focus in the key points too."""
+    from dataclasses import replace
+
+    from quizapp.tui.widgets.keypoints import KeyPointList
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        card = replace(app.context.bank.questions["sc-card"], key_points=("first point", "second point", "third"))
+        app.push_screen(QuizScreen(app.context, [card], "Cards"))
+        await pilot.pause()
+        await pilot.press("enter")  # reveal
+        await pilot.pause()
+        screen = app.screen
+        points = screen.query_one(KeyPointList)
+        assert points.has_focus
+        await pilot.press(*keys)
+        await pilot.pause()
+        expected = rating if rating is not None else points.suggested
+        assert isinstance(app.screen, SummaryScreen)
+    row = stored_answers()["sc-card"]
+    assert row["rating"] == expected
+    if "space" in keys:
+        assert json.loads(row["response"]) == {"covered": list(range(keys.count("space")))}

@@ -75,11 +75,18 @@ class PathScreen(ModalScreen[str | None]):
 
 
 class TopicScreen(ModalScreen[str | None]):
-    """Pick a topic to study; returns its slug."""
+    """Pick a topic to study; returns its slug. Typing filters the list (every word typed must be in
+    the title or the slug), ↑↓ move, Enter studies the highlighted topic."""
 
     CSS_PATH = SCREENS_CSS
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", tooltip="Back without studying")]
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Cancel", tooltip="Back without studying"),
+        Binding("down", "move('down')", "Next", show=False),
+        Binding("up", "move('up')", "Previous", show=False),
+        Binding("pagedown", "move('page_down')", "Page down", show=False),
+        Binding("pageup", "move('page_up')", "Page up", show=False),
+    ]
 
     def __init__(self, topics: list[TopicStats]) -> None:
         super().__init__()
@@ -88,13 +95,42 @@ class TopicScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Static("Study a topic", classes="dialog-title")
-            options = []
-            for t in self.topics:
+            yield Input(placeholder="Type to filter the topics", id="topic-filter")
+            yield OptionList(*self.options(""), id="topic-list")
+            yield Static("↑↓ move, Enter studies, Escape cancels.", classes="dim")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        topics = self.query_one("#topic-list", OptionList)
+        topics.highlighted = 0 if topics.option_count else None
+        self.query_one("#topic-filter", Input).focus()
+
+    def options(self, typed: str) -> list[Option]:
+        words = typed.lower().split()
+        shown = []
+        for t in self.topics:
+            if all(word in f"{t.title} {t.slug}".lower() for word in words):
                 label = Text.assemble(bar(t.mastery, 10), f" {t.title}",
                                       (f"  {t.due} due · {t.questions - t.seen} new", "dim"))
-                options.append(Option(label, id=t.slug))
-            yield OptionList(*options, id="topic-list")
-        yield Footer(compact=True)
+                shown.append(Option(label, id=t.slug))
+        return shown
+
+    @on(Input.Changed, "#topic-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        topics = self.query_one("#topic-list", OptionList)
+        topics.clear_options()
+        topics.add_options(self.options(event.value) or [Option(Text("No topic matches.", style="dim"),
+                                                                disabled=True)])
+        topics.highlighted = 0 if topics.option_count and not topics.get_option_at_index(0).disabled else None
+
+    def action_move(self, where: str) -> None:
+        getattr(self.query_one("#topic-list", OptionList), f"action_cursor_{where}")()
+
+    @on(Input.Submitted, "#topic-filter")
+    def _typed_enter(self, event: Input.Submitted) -> None:
+        topics = self.query_one("#topic-list", OptionList)
+        if topics.highlighted is not None and not topics.get_option_at_index(topics.highlighted).disabled:
+            self.dismiss(topics.get_option_at_index(topics.highlighted).id)
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:

@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.message import Message
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalGroup, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
@@ -56,7 +56,7 @@ class ExerciseScreen(Screen):
         Binding("i", "edit_here", "Edit", id="edit", tooltip="Edit your file here, with Python highlighting"),
         Binding("e", "editor", "$EDITOR", id="editor", tooltip="Open your file in $VISUAL or $EDITOR"),
         Binding("h", "hint", "Hint", id="hint", tooltip="Show the next hint"),
-        Binding("v", "solution", "Solution", id="solution", tooltip="Read the reference solution (after a pass)"),
+        Binding("v", "solution", "Solution", id="solution", tooltip="Read the reference solution (asks first until you pass)"),
         Binding("s", "tab('statement')", "Statement", id="statement", show=False, tooltip="Show the statement and hints"),
         Binding("r", "tab('results')", "Results", id="results", show=False, tooltip="Show the last grading results"),
         Binding("escape,q", "app.pop_screen", "Back", id="back", tooltip="Back to the exercises"),
@@ -67,6 +67,7 @@ class ExerciseScreen(Screen):
         self.context = context
         self.exercise = exercise
         self.hints_shown = 0
+        self.reference_unlocked = False  # the learner chose to read the reference before passing
         self.grading = False
         self.passed_now = False
         self.grade_token: object | None = None  # the running grade's; messages of older ones are dropped
@@ -98,7 +99,7 @@ class ExerciseScreen(Screen):
             with TabPane("Statement", id="statement"):
                 with VerticalScroll():
                     yield Markdown(ex.statement, id="statement-text")
-                    yield Vertical(id="hints")
+                    yield VerticalGroup(id="hints")  # as tall as its hints: the statement's scroll reaches them
             with TabPane("Results", id="results"):
                 with VerticalScroll():
                     yield GradeResults(id="grade-results")
@@ -115,6 +116,13 @@ class ExerciseScreen(Screen):
     def on_mount(self) -> None:
         if self.warm:
             start_warm_grader()  # torch loads in the zygote while the learner reads the statement
+        # The file shown now stays the file of this screen: a grade of another copy from the command line
+        # does not move it (c picks another file).
+        self.context.pin_solution_path(self.exercise.id)
+        # Hints already seen (here or with `quizapp hint`) stay shown under the statement.
+        self.hints_shown = min(self.context.store.hints_shown(self.exercise.id), len(self.exercise.hints))
+        if self.hints_shown:
+            self.query_one("#hints").mount_all([self.hint_block(n) for n in range(1, self.hints_shown + 1)])
         self.refresh_file_line()
 
     def on_screen_resume(self) -> None:
@@ -140,8 +148,6 @@ class ExerciseScreen(Screen):
             return True if self.path.is_file() else None
         if action == "hint":
             return self.hints_shown < len(self.exercise.hints) or None
-        if action == "solution":
-            return True if self.passed else None
         return True
 
     def action_tab(self, pane: str) -> None:
@@ -149,27 +155,45 @@ class ExerciseScreen(Screen):
 
     # -- the statement ----------------------------------------------------------------------
 
-    def action_hint(self) -> None:
+    def hint_block(self, number: int) -> Markdown:
+        return Markdown(f"**Hint {number} of {len(self.exercise.hints)}.** {self.exercise.hints[number - 1]}",
+                        classes="hint")
+
+    async def action_hint(self) -> None:
         if self.hints_shown >= len(self.exercise.hints):
             return
-        hint = self.exercise.hints[self.hints_shown]
         self.hints_shown += 1
-        total = len(self.exercise.hints)
-        block = Markdown(f"**Hint {self.hints_shown} of {total}.** {hint}", classes="hint")
-        self.query_one("#hints").mount(block)
+        # Shared with `quizapp hint`: the next hint continues from the last one shown anywhere.
+        self.context.store.set_hints_shown(self.exercise.id, self.hints_shown)
+        block = self.hint_block(self.hints_shown)
         self.action_tab("statement")
-        self.call_after_refresh(block.scroll_visible, animate=False)
+        await self.query_one("#hints").mount(block)
         self.refresh_bindings()
+        # The hint's Markdown lays its blocks out after mounting: scroll once it has its height.
+        self.call_after_refresh(lambda: block.parent.parent.scroll_to_widget(block, top=True, animate=False))
 
     def action_solution(self) -> None:
-        self.action_tab("solution")
+        if self.passed or self.reference_unlocked:
+            self.action_tab("solution")
+            return
+
+        def answered(show: bool | None) -> None:
+            if show:
+                self.reference_unlocked = True
+                self.action_tab("solution")
+                self.show_reference()
+
+        self.app.push_screen(ConfirmScreen("You have not passed this exercise yet. Read the reference solution "
+                                           "anyway? Writing it yourself is what you will do at the interview.",
+                                           "Show it", "Not yet"), answered)
 
     @on(TabbedContent.TabActivated, pane="#solution")
     def show_reference(self) -> None:
         """The reference solution, or why it is not shown yet; filled whenever its tab opens."""
         reference = self.query_one("#reference", Static)
-        if not self.passed:
-            reference.update("The reference solution opens once your file passes. Press g to grade it.")
+        if not (self.passed or self.reference_unlocked):
+            reference.update("The reference solution opens once your file passes (press g to grade it), "
+                             "or press v to read it now.")
         else:
             try:
                 code = self.exercise.reference.read_text(encoding="utf-8")

@@ -56,26 +56,32 @@ class ExercisesScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#exercises", DataTable)
-        # Status first: a long title is what gets clipped on a narrow terminal.
-        table.add_column("status", key="status", width=16)
-        table.add_column("best", key="best", width=12)
+        # Figures and topic first, in full; the exercise's title last: a long title is what gets
+        # clipped on a narrow terminal.
+        table.add_column("status", key="status", width=17)
+        table.add_column("best", key="best", width=5)
         table.add_column("level", key="level", width=5)
+        table.add_column("topic", key="topic", width=max((len(ex.topic) for ex in self.context.catalog.values()),
+                                                          default=5))
         table.add_column("exercise", key="title")
-        table.add_column("topic", key="topic")
         self.refresh_rows()
         table.focus()
 
     def on_screen_resume(self) -> None:
         self.refresh_rows()
 
+    def ordered(self) -> list:
+        """By topic, then the easier first: the exercises of one technique sit together."""
+        return sorted(self.context.catalog.values(), key=lambda ex: (ex.topic, ex.difficulty, ex.title))
+
     def refresh_rows(self) -> None:
         table = self.query_one("#exercises", DataTable)
         cursor = table.cursor_row
         table.clear()
         stats = {e.exercise_id: e for e in exercise_stats(self.context.store, tuple(self.context.catalog))}
-        for ex in self.context.catalog.values():
+        for ex in self.ordered():
             s = stats.get(ex.id)
-            table.add_row(exercise_status(s), best_result(s), stars(ex.difficulty), ex.title, ex.topic, key=ex.id)
+            table.add_row(exercise_status(s), best_result(s), stars(ex.difficulty), ex.topic, ex.title, key=ex.id)
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1))
         empty = self.query_one("#no-exercises", Static)

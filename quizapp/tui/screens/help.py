@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding
 from textual.containers import Vertical
@@ -11,7 +12,6 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
 from quizapp.tui.screens import SCREENS_CSS
-
 
 
 def key_rows(bindings: Iterable[ActiveBinding], key_display: Callable[[Binding], str]) -> list[tuple[str, str, str]]:
@@ -46,11 +46,28 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Static("Keys on this screen", classes="dialog-title")
-            table = DataTable(cursor_type="row", zebra_stripes=True, id="keys")
-            table.add_columns("key", "does", "")
-            for row in self.rows:
-                table.add_row(*row)
-            yield table
+            yield DataTable(cursor_type="row", zebra_stripes=True, id="keys")
             yield Static("Every action is also in the command palette (ctrl+p); ctrl+q quits from anywhere.",
                          classes="dim")
         yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.fill()
+
+    def on_resize(self) -> None:
+        self.fill()
+
+    def fill(self) -> None:
+        """Lay the rows out for the dialog's width: every description wraps whole instead of being cut
+        mid-word (DataTable sizes a row's height when the row is added, so the rows are added anew)."""
+        table = self.query_one("#keys", DataTable)
+        width = table.size.width or min(90, self.app.size.width) - 4
+        keys = max((len(row[0]) for row in self.rows), default=3)
+        does = max((len(row[1]) for row in self.rows), default=4)
+        more = max(12, width - keys - does - 3 * 2 - 1)
+        table.clear(columns=True)
+        table.add_column("key", width=keys)
+        table.add_column("does", width=does)
+        table.add_column("", width=more)
+        for key, what, tooltip in self.rows:
+            table.add_row(key, what, Text(tooltip or ""), height=None)

@@ -10,13 +10,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from quizapp import paths
-from quizapp.study.stats import Stats
+from quizapp.study.stats import MASTERY_SHORT, Stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
 from quizapp.tui.widgets.bars import bar
 from quizapp.tui.widgets.tiles import Tiles
 from quizapp.tui.widgets.titlebar import TitleBar
 from quizapp.tui.widgets.topiclist import TopicList
+from quizapp.words import plural
 
 
 def topic_row(mastery: Text, percent: str, due: str, new: str, title: str) -> Text:
@@ -42,7 +43,7 @@ class HomeScreen(Screen):
         Binding("t", "app.pick_topic", "Topic", id="topic", tooltip="Pick a topic to study"),
         Binding("x", "app.exercises", "Exercises", id="exercises", tooltip="Open the coding exercises"),
         Binding("i", "interview", "Interview", id="interview",
-                tooltip="A timed mock interview: questions, one exercise, a report card"),
+                tooltip="A timed mock interview: questions, a coding exercise from 5 minutes on, a report card"),
         Binding("s", "app.stats", "Stats", id="stats", tooltip="Charts and tables of your progress"),
         Binding("b", "bank_problems", "Bank problems", id="bank-problems",
                 tooltip="List the problems found in question files"),
@@ -63,7 +64,7 @@ class HomeScreen(Screen):
             yield Static("\n".join(problems), id="banner")
         yield Tiles(["Due now", "New", "Streak", "Exercises"], (1, 1, 1, 2), id="tiles")
         if self.context.outline.topics:
-            yield TopicList(" Mastery per topic", topic_row(Text("mastery"), "", "due", "new", "topic").plain,
+            yield TopicList(f" Mastery per topic · {MASTERY_SHORT}", topic_row(Text("mastery"), "", "due", "new", "topic").plain,
                             id="topics")
         else:
             yield Static(f"No questions to study. Question packs are read from the shipped bank and from "
@@ -111,7 +112,7 @@ class HomeScreen(Screen):
         problems = []
         outline = self.context.outline
         if outline.error_count:
-            problems.append(f"⚠ {outline.error_count} problem(s) in {outline.error_files} question file(s); "
+            problems.append(f"⚠ {plural(outline.error_count, 'problem')} in {plural(outline.error_files, 'question file')}; "
                             "those files were skipped. Press b to see them.")
         if self.context.catalog_error:
             problems.append(f"⚠ {self.context.catalog_error}")

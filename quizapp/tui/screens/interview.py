@@ -1,11 +1,13 @@
 """A mock interview under a visible countdown: questions (cards answered in writing, then key points
-ticked), then one coding exercise with a time box, graded at the end or earlier on a key."""
+ticked beside that answer), then, when the plan has one, a coding exercise with a time box: its
+starter goes where the learner says, and it is graded at the end or earlier on a key."""
 
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
+from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -20,11 +22,11 @@ from quizapp.bank.answers import check_answer
 from quizapp.interview import Interview
 from quizapp.interview.render import KINDS, clock_text, countdown_words
 from quizapp.interview.session import EXERCISE, QUESTIONS
-from quizapp.interview.starter import write_starter
+from quizapp.interview.starter import suggested_path, write_starter
 from quizapp.tui.context import StudyContext
 from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted, grade_command, run_grader
 from quizapp.tui.screens import SCREENS_CSS
-from quizapp.tui.screens.dialogs import ConfirmScreen
+from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
 from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.rating import RatingBar
@@ -35,6 +37,15 @@ TICK_S = 1.0  # the countdown's refresh
 LOW_S = 60  # under a minute left, the clock turns red
 
 
+def your_answer(text: str) -> VerticalScroll:
+    """The learner's written answer, read-only; a long one scrolls in its box."""
+    written = text.strip()
+    box = VerticalScroll(Static(Text(written) if written else Text("(nothing written)", style="dim")),
+                         id="iv-your-answer", can_focus=False)
+    box.border_title = "Your answer"
+    return box
+
+
 class InterviewScreen(Screen):
     CSS_PATH = SCREENS_CSS
 
@@ -42,6 +53,7 @@ class InterviewScreen(Screen):
     InterviewScreen #iv-clock { padding: 0 1; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
     InterviewScreen #iv-pane { height: 1fr; padding: 0 1; }
     InterviewScreen #iv-text { height: 8; margin: 0 1; }
+    InterviewScreen #iv-your-answer { height: auto; max-height: 10; margin: 0 1; padding: 0 1; border: round $secondary 50%; }
     """
 
     BINDINGS = [
@@ -49,6 +61,8 @@ class InterviewScreen(Screen):
         Binding("enter", "submit", "Submit", id="submit-enter", show=False),
         Binding("ctrl+s", "next", "Next", id="next", tooltip="Save this answer and go to the next question"),
         Binding("enter", "next", "Next", id="next-enter", show=False),
+        Binding("ctrl+n", "starter", "Starter file", id="starter",
+                tooltip="Choose where to write the exercise's starter file (asks before replacing a file)"),
         Binding("ctrl+g", "grade", "Grade now", id="grade", tooltip="Grade your exercise file now and end the interview"),
         Binding("ctrl+e", "edit_here", "Edit", id="edit", tooltip="Edit your exercise file here"),
         Binding("ctrl+o", "editor", "$EDITOR", id="editor", tooltip="Open your exercise file in $VISUAL or $EDITOR"),
@@ -62,7 +76,7 @@ class InterviewScreen(Screen):
         self.interview = interview
         self.revealed = False  # the current question's answer is in; waiting for "next"
         self.grading = False
-        self.exercise_path = None
+        self.exercise_path: Path | None = None  # None until the learner has said where the starter goes
         self.card_text = ""
         self.response = None
         self.seed = context.now().isoformat()
@@ -89,6 +103,10 @@ class InterviewScreen(Screen):
             self.settle_revealed()
             self.interview.end_questions()
             await self.show_part()
+        elif self.interview.phase == EXERCISE and self.exercise_path is None:
+            self.notify("Time is up, and no starter file was written: nothing to grade.", title="Time")
+            self.interview.exercise_graded(None, "time was up before a starter file was written")
+            self.finish()
         elif self.interview.phase == EXERCISE:
             self.notify("Time is up: grading your file as it is.", title="Time")
             self.action_grade()
@@ -132,7 +150,7 @@ class InterviewScreen(Screen):
         else:
             widget = answer_widget(q, seed=self.seed)
             hint = HINTS[q.type]
-        await pane.mount(meta, Markdown(q.prompt, id="prompt"), Static(hint, classes="dim quiz-hint"), widget)
+        await pane.mount(meta, Markdown(q.prompt, id="prompt"), Static(hint, id="iv-hint", classes="dim quiz-hint"), widget)
         pane.scroll_home(animate=False)
         widget.focus()
         self.interview.show()
@@ -143,9 +161,10 @@ class InterviewScreen(Screen):
             return
         pane = self.query_one("#iv-pane", VerticalScroll)
         if q.type == "card":
-            area = self.query_one("#iv-text", TextArea)
-            self.card_text = area.text
-            area.read_only = True
+            self.card_text = self.query_one("#iv-text", TextArea).text
+            # The answer moves down beside the key points (below), read-only; here it would only repeat.
+            self.query_one("#iv-text").display = False
+            self.query_one("#iv-hint").display = False
         else:
             answer = self.query_one("#answer")
             self.response = answer.response()
@@ -156,15 +175,7 @@ class InterviewScreen(Screen):
         self.interview.submit()
         self.revealed = True
         if q.type == "card":
-            await pane.mount(Static(Text("Model answer", style="bold"), id="verdict"), Markdown(q.explanation, id="explanation"))
-            if q.key_points:
-                points = KeyPointList(q.key_points, id="key-points")
-                await pane.mount(points, Static(points.summary(), id="key-summary", classes="rating-caption"))
-            else:
-                await pane.mount(Static("How well did you know it? 1-4, or ←→, then ctrl+s.", classes="dim rating-caption"),
-                                 RatingBar(self.context.preview(q), 3, id="rating"))
-            focus = pane.query_one("#key-points" if q.key_points else "#rating")
-            focus.focus()
+            await self.reveal_card(q, pane)
         else:
             verdict = check_answer(q, self.response)
             head = (Text("✔ Right", style="bold green") if verdict.correct else
@@ -172,8 +183,35 @@ class InterviewScreen(Screen):
             await pane.mount(Static(head, id="verdict"), Markdown(q.explanation, id="explanation"),
                              Static("ctrl+s: next question", classes="dim rating-caption"))
             self.focus_next_safe()
-        self.call_after_refresh(pane.scroll_to_widget, pane.query_one("#verdict"), top=True, animate=False)
+            self.call_after_refresh(pane.scroll_to_widget, pane.query_one("#verdict"), top=True, animate=False)
         self.refresh_bindings()
+
+    async def reveal_card(self, q, pane: VerticalScroll) -> None:
+        """The model answer, then the learner's written answer (read-only) right above what it is judged
+        by: the key points to tick or, for a card without them, the rating."""
+        explanation = Markdown(id="explanation")
+        await pane.mount(Static(Text("Model answer", style="bold"), id="verdict"), explanation, your_answer(self.card_text))
+        # Markdown lays itself out in the background; the scroll below needs its height.
+        await explanation.update(q.explanation)
+        if q.key_points:
+            points = KeyPointList(q.key_points, id="key-points")
+            await pane.mount(points, Static(points.summary(), id="key-summary", classes="rating-caption"))
+            points.focus()
+        else:
+            rating = RatingBar(self.context.preview(q), 3, id="rating")
+            await pane.mount(Static("How well did you know it? 1-4, or ←→, then ctrl+s.", classes="dim rating-caption"),
+                             rating)
+            rating.focus()
+        self.call_after_refresh(self.scroll_to_judging, pane, pane.children[-1])
+
+    @staticmethod
+    def scroll_to_judging(pane: VerticalScroll, last) -> None:
+        # The model answer from its top where all of it fits; where it does not, its end, so that your
+        # answer and the key points you tick against it are on screen together.
+        # Each scroll starts from where the one before left it: immediate, not on the next refresh.
+        pane.scroll_to_widget(pane.query_one("#verdict"), top=True, animate=False, immediate=True)
+        pane.scroll_to_widget(last, animate=False, immediate=True)
+        pane.scroll_to_widget(pane.query_one("#iv-your-answer"), animate=False, immediate=True)
 
     def focus_next_safe(self) -> None:
         # The locked answer keeps Enter; ctrl+s goes on from anywhere.
@@ -220,22 +258,78 @@ class InterviewScreen(Screen):
         ex = self.interview.plan.exercise
         pane = self.query_one("#iv-pane", VerticalScroll)
         await pane.remove_children()
-        try:
-            self.exercise_path = write_starter(ex, self.context.work_dir)
-        except OSError as exc:
-            self.interview.exercise_graded(None, f"the starter file could not be written: {exc.strerror or exc}")
-            self.notify(f"Could not write the starter file: {exc.strerror or exc}", severity="error")
-            self.finish()
-            return
-        label = self.context.show_path(self.exercise_path)
         await pane.mount(
-            Static(Text.assemble(("Exercise: ", "bold"), ex.title, "  ·  your file: ", (label, "bold")), classes="quiz-meta"),
+            Static(id="iv-file-line", classes="quiz-meta"),
             Markdown(ex.statement, id="iv-statement"),
-            Static(f"Edit {label} (ctrl+e here, ctrl+o in $EDITOR, or any editor), then ctrl+g to grade it. "
-                   "When the time is up it is graded as it is.", classes="dim quiz-hint"),
+            Static(id="iv-file-hint", classes="dim quiz-hint"),
             GradeResults(id="grade-results"),
         )
+        # GradeResults says "press g", the exercise screen's key; the hint above says what to press here.
+        self.query_one("#grade-status", Static).update("Not graded yet.")
+        self.show_file()
         self.set_focus(None)
+        self.action_starter()
+
+    def show_file(self) -> None:
+        """The exercise's file, or that there is none yet, and what to do next."""
+        ex = self.interview.plan.exercise
+        if self.exercise_path is None:
+            file = Text("not written yet (ctrl+n)", style="dim")
+            hint = ("Press ctrl+n to choose where your starter file goes, then edit it and grade it (ctrl+g). "
+                    "With no file when the time is up, the exercise counts as not done.")
+        else:
+            label = self.context.show_path(self.exercise_path)
+            file = Text(label, style="bold")
+            hint = (f"Edit {label} (ctrl+e here, ctrl+o in $EDITOR, or any editor), then ctrl+g to grade it. "
+                    "When the time is up it is graded as it is.")
+        self.query_one("#iv-file-line", Static).update(
+            Text.assemble(("Exercise: ", "bold"), ex.title, "  ·  your file: ", file))
+        self.query_one("#iv-file-hint", Static).update(hint)
+        self.refresh_bindings()
+
+    def action_starter(self, typed: str | None = None) -> None:
+        """Ask where the starter file goes (prefilled with a name no file has), and ask before replacing a file."""
+        ex = self.interview.plan.exercise
+        if typed is None:
+            typed = self.context.show_path(suggested_path(ex, self.context.work_dir))
+
+        def chosen(answer: str | None) -> None:
+            if self.interview.phase != EXERCISE or self.exercise_path is not None:
+                return  # the time ran out, or the interview ended, while the dialog was open
+            if not answer:
+                self.notify("No starter file yet: press ctrl+n when you know where it goes.", severity="warning")
+                return
+            path = self.context.resolve(answer)
+            if path.is_dir():
+                self.notify(f"{self.context.show_path(path)} is a folder: type a file name.", severity="warning")
+                self.action_starter(answer)
+            elif path.exists():
+                self.app.push_screen(
+                    ConfirmScreen(f"{self.context.show_path(path)} exists. Replace it with the starter file? "
+                                  "What is in it would be lost.", "Replace", "Choose another"),
+                    lambda replace: self.place_starter(path, replace=True) if replace else self.action_starter(answer))
+            else:
+                self.place_starter(path)
+
+        self.app.push_screen(PathScreen(f"Where should the starter file of \"{ex.title}\" go? The exercise's "
+                                        "clock is running.", typed), chosen)
+
+    def place_starter(self, path: Path, *, replace: bool = False) -> None:
+        label = self.context.show_path(path)
+        try:
+            write_starter(self.interview.plan.exercise, path, replace=replace)
+        except FileExistsError:
+            self.notify(f"{label} was created meanwhile; it is left as it is.", severity="warning")
+            self.action_starter(label)
+            return
+        except OSError as exc:
+            self.notify(f"Could not write {label}: {exc.strerror or exc}", severity="error")
+            self.action_starter(label)
+            return
+        self.exercise_path = path
+        self.notify(f"Wrote {label}. Edit it (ctrl+e, or ctrl+o in $EDITOR), then grade it (ctrl+g).",
+                    title="Starter file")
+        self.show_file()
 
     def action_grade(self) -> None:
         if self.grading or self.interview.phase != EXERCISE or self.exercise_path is None:
@@ -336,8 +430,8 @@ class InterviewScreen(Screen):
             return phase == QUESTIONS and not self.revealed
         if action == "next":
             return phase == QUESTIONS and self.revealed
-        if action == "grade":
-            return phase == EXERCISE and not self.grading
-        if action in ("edit_here", "editor"):
+        if action == "starter":
+            return phase == EXERCISE and not self.grading and self.exercise_path is None
+        if action in ("grade", "edit_here", "editor"):
             return phase == EXERCISE and not self.grading and self.exercise_path is not None
         return True

@@ -8,12 +8,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from quizapp.interview.plan import DEFAULT_MINUTES, MAX_MINUTES, MIN_MINUTES
+from quizapp.interview.plan import DEFAULT_MINUTES, EXERCISE_FROM_MINUTES, MAX_MINUTES, MIN_MINUTES, exercise_promise
 from quizapp.tui.screens import SCREENS_CSS
+
+
+MIN_TOPIC_ROWS, MAX_TOPIC_ROWS = 3, 8  # the topic list's height, its border included
 
 
 @dataclass(frozen=True)
@@ -25,11 +29,14 @@ class InterviewRequest:
 class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
     CSS_PATH = SCREENS_CSS
 
-    # Fifteen topics must not push the buttons off a 30-line terminal: the list scrolls instead.
+    # The topics' label is the list's border title and what the minutes give sits beside them, so the
+    # dialog stays short; the list gets the rows that are left (fit_topics) and scrolls.
     DEFAULT_CSS = """
+    InterviewSetupScreen #setup-minutes-row { height: auto; margin-bottom: 1; }
+    InterviewSetupScreen #setup-minutes-label { width: auto; padding: 1 1 0 0; }
+    InterviewSetupScreen #minutes { width: 9; }
+    InterviewSetupScreen #setup-plan { width: 1fr; padding: 0 0 0 1; }
     InterviewSetupScreen #setup-topics { height: auto; max-height: 8; }
-    InterviewSetupScreen #interview-setup > Static { margin-bottom: 0; }
-    InterviewSetupScreen #minutes { width: 12; }
     """
 
     BINDINGS = [
@@ -37,19 +44,24 @@ class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
         Binding("escape", "dismiss(None)", "Cancel", id="cancel", tooltip="Back without an interview"),
     ]
 
-    def __init__(self, topics: list[tuple[str, str]]) -> None:
+    def __init__(self, topics: list[tuple[str, str]], *, exercise_topics: frozenset[str] | None = None) -> None:
         super().__init__()
         self.topics = topics  # (slug, title)
+        # Topics that have a coding exercise; None: not known, so the minutes alone decide.
+        self.exercise_topics = exercise_topics
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide", id="interview-setup"):
             yield Static("Mock interview", classes="dialog-title")
-            yield Static("Questions across topics, weighted to your weakest and least seen, then one coding "
-                         "exercise with a time box. Unanswered questions count as missed when time is up.")
-            yield Static(f"Minutes ({MIN_MINUTES}-{MAX_MINUTES})")
-            yield Input(str(DEFAULT_MINUTES), type="integer", id="minutes", max_length=3)
-            yield Static("Topics (tick some to narrow it; none ticked: all)")
-            yield SelectionList[str](*(Selection(title, slug) for slug, title in self.topics), id="setup-topics")
+            yield Static(f"Questions weighted to your weakest and least seen topics; from {EXERCISE_FROM_MINUTES} "
+                         "minutes on, a coding exercise ends it. Unanswered questions count as missed.")
+            with Horizontal(id="setup-minutes-row"):
+                yield Static(f"Minutes ({MIN_MINUTES}-{MAX_MINUTES})", id="setup-minutes-label")
+                yield Input(str(DEFAULT_MINUTES), type="integer", id="minutes", max_length=3)
+                yield Static(id="setup-plan")
+            topics = SelectionList[str](*(Selection(title, slug) for slug, title in self.topics), id="setup-topics")
+            topics.border_title = "Topics: tick some to narrow it (none ticked: all)"
+            yield topics
             with Horizontal(classes="buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Start (ctrl+s)", id="start", variant="primary")
@@ -57,6 +69,47 @@ class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
 
     def on_mount(self) -> None:
         self.query_one("#minutes", Input).focus()
+        self.show_plan()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_topics)
+
+    def fit_topics(self) -> None:
+        """Give the topic list the rows the dialog has left under its 90% height, so the buttons stay on
+        screen (at 80x24 too); the list scrolls for the rest."""
+        dialog = self.query_one("#interview-setup")
+        topics = self.query_one("#setup-topics", SelectionList)
+        room = Size(self.size.width, self.size.height - self.query_one(Footer).outer_size.height)
+        limit = dialog.styles.max_height
+        tallest = int(limit.resolve(room, self.app.size)) if limit is not None else room.height
+        others = sum(child.outer_size.height + child.styles.margin.top + child.styles.margin.bottom
+                     for child in dialog.children if child is not topics)
+        chrome = dialog.outer_size.height - dialog.size.height
+        rows = tallest - chrome - others
+        topics.styles.max_height = max(MIN_TOPIC_ROWS, min(MAX_TOPIC_ROWS, rows))
+
+    @property
+    def minutes(self) -> int | None:
+        """The minutes typed, when they are a whole number in range."""
+        typed = self.query_one("#minutes", Input).value.strip()
+        return int(typed) if typed.isdecimal() and MIN_MINUTES <= int(typed) <= MAX_MINUTES else None
+
+    @on(Input.Changed, "#minutes")
+    @on(SelectionList.SelectedChanged, "#setup-topics")
+    def show_plan(self) -> None:
+        """Say what the interview will hold for the minutes and topics chosen: make_plan keeps to it."""
+        minutes = self.minutes
+        if minutes is None:
+            text = f"A whole number from {MIN_MINUTES} to {MAX_MINUTES}."
+        else:
+            text = exercise_promise(minutes, exercise_available=self.exercise_available())
+        self.query_one("#setup-plan", Static).update(text)
+
+    def exercise_available(self) -> bool:
+        if self.exercise_topics is None:
+            return True
+        chosen = set(self.query_one("#setup-topics", SelectionList).selected)
+        return bool(self.exercise_topics & chosen) if chosen else bool(self.exercise_topics)
 
     @on(Input.Submitted, "#minutes")
     def _submitted(self) -> None:
@@ -71,12 +124,12 @@ class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
         self.dismiss(None)
 
     def action_start(self) -> None:
-        typed = self.query_one("#minutes", Input).value.strip()
-        if not typed.isdecimal() or not MIN_MINUTES <= int(typed) <= MAX_MINUTES:
+        minutes = self.minutes
+        if minutes is None:
             self.notify(f"Minutes: a whole number from {MIN_MINUTES} to {MAX_MINUTES}.", severity="warning")
             return
         chosen = self.query_one("#setup-topics", SelectionList).selected
-        self.dismiss(InterviewRequest(int(typed), tuple(chosen)))
+        self.dismiss(InterviewRequest(minutes, tuple(chosen)))
 
 
 def start_interview(app, context) -> None:
@@ -95,5 +148,8 @@ def start_interview(app, context) -> None:
             return
         app.push_screen(InterviewScreen(context, Interview(plan, context.bank, context.store, clock=context.clock)))
 
-    topics = [(slug, topic.title) for slug, topic in context.bank.topics.items() if topic.questions]
-    app.push_screen(InterviewSetupScreen(topics), chosen)
+    bank = context.bank
+    topics = [(slug, topic.title) for slug, topic in bank.topics.items() if topic.questions]
+    # As make_plan sees it: an exercise counts when its topic is in the bank (none ticked: every bank topic).
+    exercise_topics = frozenset(ex.topic for ex in context.catalog.values() if ex.topic in bank.topics)
+    app.push_screen(InterviewSetupScreen(topics, exercise_topics=exercise_topics), chosen)

@@ -14,9 +14,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Markdown, Static
 
-from quizapp.bank.answers import Verdict, check_answer
+from quizapp.bank.answers import Verdict, check_answer, numeric_problem
 from quizapp.bank.model import Question
 from quizapp.bank.shuffle import why_not_lines, why_not_markdown
+from quizapp.study.queue import requeue_again
 from quizapp.study.schedule import default_rating
 from quizapp.study.store import StoreError
 from quizapp.tui.context import StudyContext
@@ -50,6 +51,8 @@ class QuizScreen(Screen):
         # Not priority bindings: a typed answer must reach its Input before Enter checks it.
         Binding("enter", "submit", "Check", id="submit", tooltip="Check your answer (for a card: show the model answer)"),
         Binding("enter", "confirm", "Save rating", id="confirm", tooltip="Save the answer with the selected rating and go on"),
+        # 1-4 rate wherever the focus is once an answer is checked (the rating bar or a card's key points).
+        *(Binding(str(r), f"rate({r})", f"Rate {r}", show=False) for r in range(1, 5)),
         Binding("escape", "leave", "End session", id="leave", tooltip="Stop here; every answer given so far is saved"),
         Binding("pageup", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(1)", "Scroll down", show=False),
@@ -66,6 +69,7 @@ class QuizScreen(Screen):
         self.shown_at = 0.0
         # Choices are shuffled per question and session: a redraw keeps the order, a new session changes it.
         self.seed = context.now().isoformat()
+        self.reasked: dict[str, int] = {}  # question id -> times brought back after Again (requeue_again)
 
     @property
     def question(self) -> Question:
@@ -86,11 +90,12 @@ class QuizScreen(Screen):
     async def show_question(self) -> None:
         q = self.question
         self.pending = None
-        right = sum(1 for a in self.result.answered if a.correct)
-        wrong = sum(1 for a in self.result.answered if a.correct is False)
+        right = sum(1 for a in self.result.first_tries if a.correct)
+        wrong = sum(1 for a in self.result.first_tries if a.correct is False)
+        again = q.id in self.reasked and any(a.question.id == q.id for a in self.result.answered)
         self.query_one("#quiz-progress", Static).update(Text.assemble(
             f"{self.index + 1} of {len(self.questions)}  ", (f"✔ {right}", "green"), " ", (f"✘ {wrong}", "red"),
-            "  ", (self.result.title, "bold"),
+            "  ", (self.result.title, "bold"), ("  · again, after Again" if again else "", "yellow"),
         ))
         pane = self.query_one("#quiz-pane", VerticalScroll)
         await pane.remove_children()
@@ -101,8 +106,8 @@ class QuizScreen(Screen):
         widget = answer_widget(q, seed=self.seed)
         await pane.mount(Static(meta, classes="quiz-meta"), Markdown(q.prompt, id="prompt"),
                    Static(HINTS[q.type], classes="dim quiz-hint"), widget)
+        widget.focus(scroll_visible=False)  # the prompt stays in view above it, on a short terminal too
         pane.scroll_home(animate=False)
-        widget.focus()
         self.shown_at = time.monotonic()
 
     @on(Input.Submitted, "#answer")
@@ -113,12 +118,18 @@ class QuizScreen(Screen):
     def action_confirm(self) -> None:
         self.rating_bar.action_confirm()
 
+    def action_rate(self, rating: int) -> None:
+        self.rating_bar.action_rate(rating)
+
     async def action_submit(self) -> None:
         q = self.question
         answer = self.query_one("#answer")
         response = answer.response()
         if response is None and q.type != "card":
             self.notify(EMPTY.get(q.type, "Answer first."), severity="warning", timeout=3)
+            return
+        if q.type == "numeric" and (problem := numeric_problem(response)):
+            self.notify(problem, title="Not a number", severity="warning", timeout=6)  # asked again, not marked wrong
             return
         verdict = check_answer(q, response)
         answer.show_result(q)
@@ -130,6 +141,11 @@ class QuizScreen(Screen):
             head = Text("Model answer", style="bold")
         elif verdict.correct:
             head = Text("✔ Right", style="bold green")
+        elif q.type == "order":  # one line per step: a long "A -> B -> C" line is hard to follow
+            head = Text.assemble(("✘ Not quite", "bold red"), "  The right order:")
+            for number, item in enumerate(q.items, 1):
+                head.append(f"\n  {number}. ")
+                head.append_text(inline_text(item, "bold"))
         else:
             head = Text.assemble(("✘ Not quite", "bold red"), "  The answer: ", inline_text(verdict.expected, "bold"))
         if verdict.note and verdict.correct is False:
@@ -142,7 +158,8 @@ class QuizScreen(Screen):
             await pane.mount(Markdown(why_not_markdown(picked, "Why not"), id="why-not-picked"))
         await pane.mount(Markdown(q.explanation, id="explanation"))
         if others:
-            await pane.mount(Markdown(why_not_markdown(others, "The other wrong choices"), id="why-not-others"))
+            heading = "The other wrong choices" if picked else "Why the other choices are wrong"
+            await pane.mount(Markdown(why_not_markdown(others, heading), id="why-not-others"))
         suggested = default_rating(verdict.correct)
         caption = ("How well did you know it? " if verdict.correct is None else "Suggested rating from your answer; ")
         points = KeyPointList(q.key_points, id="key-points") if q.key_points else None
@@ -150,7 +167,7 @@ class QuizScreen(Screen):
             # A card with key points: ticking them suggests the rating; Tab then reaches the rating.
             await pane.mount(points)
             suggested = points.suggested
-            caption = "Tick the points you covered (space), then Tab: the rating follows your ticks; "
+            caption = "Tick the points you covered (space): the rating follows your ticks; "
         bar = self.rating_bar = RatingBar(self.context.preview(q), suggested, id="rating")
         await self.query_one("#rating-dock").mount(
             Static(caption + "Enter accepts, 1-4 rate at once, ←→ change.", classes="dim rating-caption"), bar)
@@ -184,7 +201,12 @@ class QuizScreen(Screen):
             self.notify(f"Your answer could not be saved: {exc}", title="Not saved", severity="error")
             return False
         self.pending = None
-        self.result.answered.append(Answered(q, pending.verdict.correct, rating))
+        again = any(a.question.id == q.id for a in self.result.answered)
+        self.result.answered.append(Answered(q, pending.verdict.correct, rating, again=again))
+        # Again: the question comes back later in this session, as in Anki (each time a review of its own).
+        rest = self.questions[self.index + 1:]
+        if requeue_again(rest, q, rating, self.reasked):
+            self.questions[self.index + 1:] = rest
         return True
 
     async def next_question(self) -> None:
@@ -213,8 +235,8 @@ class QuizScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "submit":
             return self.pending is None
-        if action == "confirm":
-            return self.pending is not None
+        if action in ("confirm", "rate"):
+            return self.pending is not None and self.rating_bar is not None
         return True
 
     def action_scroll(self, pages: int) -> None:

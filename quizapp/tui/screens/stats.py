@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from quizapp.study.stats import Stats
+from quizapp.study.stats import MASTERY_MEANING, Stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import bar, percent
@@ -52,7 +52,9 @@ class StatsScreen(Screen):
                     yield DailyChart(id="reviews-chart")
                     yield DailyChart(id="accuracy-chart")
             with TabPane("Topics", id="topics"):
-                yield DataTable(cursor_type="row", zebra_stripes=True, id="topic-table")
+                with Vertical():
+                    yield DataTable(cursor_type="row", zebra_stripes=True, id="topic-table")
+                    yield Static(MASTERY_MEANING, id="mastery-meaning", classes="caption")
             with TabPane("Exercises", id="history"):
                 yield DataTable(cursor_type="row", zebra_stripes=True, id="grade-table")
             with TabPane("Interviews", id="interviews"):

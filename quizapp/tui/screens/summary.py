@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,8 +21,17 @@ from quizapp.tui.widgets.answers import inline_text
 from quizapp.tui.widgets.titlebar import TitleBar
 
 
+# Asterisks only: underscores stay, since prompts name things like __init__ without backticks.
+_EMPHASIS = re.compile(r"(\*\*)(.+?)\1|(?<![\w*])\*(?![\s*])(.+?)(?<![\s*])\*(?![\w*])")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+
+
 def first_line(markdown: str, width: int = 76) -> str:
+    """A prompt's first line as plain text (emphasis and links unwrapped; `code` is kept for
+    inline_text to style), cut to `width`."""
     line = next((s.strip() for s in markdown.splitlines() if s.strip()), "")
+    line = _LINK.sub(r"\1", line)
+    line = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3), line)
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -38,7 +49,7 @@ class SummaryScreen(Screen):
         self.result = result
 
     def compose(self) -> ComposeResult:
-        answered = self.result.answered
+        answered = self.result.first_tries  # a re-ask after Again is counted once, below
         checked = [a for a in answered if a.correct is not None]
         right = sum(1 for a in checked if a.correct)
         table = Table.grid(padding=(0, 2))
@@ -50,7 +61,10 @@ class SummaryScreen(Screen):
         cards = len(answered) - len(checked)
         if cards:
             table.add_row("Cards", f"{cards} self-rated")
-        table.add_row("Ratings", "  ".join(f"{name} {sum(1 for a in answered if a.rating == r)}"
+        if self.result.reasks:
+            table.add_row("Again", f"{self.result.reasks} re-ask{'s' if self.result.reasks != 1 else ''} "
+                                   "of questions rated Again")
+        table.add_row("Ratings", "  ".join(f"{name} {sum(1 for a in self.result.answered if a.rating == r)}"
                                            for r, name in RATING_NAMES.items()))
         missed = [a.question for a in checked if not a.correct]
         stats = self.context.stats()

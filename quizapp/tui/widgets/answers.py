@@ -37,7 +37,7 @@ def _row(marker: str, body: str) -> Table:
     grid = Table.grid(padding=(0, 1), expand=True)
     grid.add_column(width=len(marker), no_wrap=True)
     grid.add_column(ratio=1)
-    grid.add_row(marker, inline_text(body))
+    grid.add_row(Text(marker), inline_text(body))  # a str cell is read as markup: "[x]" would vanish as a tag
     return grid
 
 

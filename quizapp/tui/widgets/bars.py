@@ -34,7 +34,7 @@ def exercise_status(stats: ExerciseStats | None) -> Text:
 def best_result(stats: ExerciseStats | None) -> str:
     if stats is None or not stats.attempts:
         return "-"
-    return f"{stats.best_passed}/{stats.best_total} checks"
+    return f"{stats.best_passed}/{stats.best_total}"
 
 
 def stars(difficulty: int) -> str:

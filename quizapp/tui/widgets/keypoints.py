@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.actions import SkipAction
+from textual.binding import Binding
 from textual.widgets import SelectionList
 from textual.widgets.selection_list import Selection
 
@@ -12,7 +14,18 @@ from quizapp.tui.widgets.answers import inline_text
 
 
 class KeyPointList(SelectionList[int]):
-    """Space (or Enter, or a click) ticks a point; `covered` and `suggested` say what the ticks mean."""
+    """Space (or a click) ticks a point; Enter saves the rating, as everywhere else on a rated answer;
+    `covered` and `suggested` say what the ticks mean."""
+
+    BINDINGS = [Binding("enter", "accept", "Save rating", show=False)]
+
+    def action_accept(self) -> None:
+        """Enter saves the rating on a screen that has one (the quiz); elsewhere (the interview) it goes
+        on to the screen's own Enter."""
+        confirm = getattr(self.screen, "action_confirm", None)
+        if confirm is None:
+            raise SkipAction()
+        confirm()
 
     DEFAULT_CSS = """
     KeyPointList { height: auto; max-height: 10; margin: 0 1; border: round $primary 50%; }

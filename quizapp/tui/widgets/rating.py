@@ -20,7 +20,7 @@ class RatingBar(HorizontalGroup, can_focus=True):
 
     DEFAULT_CSS = """
     RatingBar { height: auto; padding: 0 1; }
-    RatingBar > Button { width: 1fr; min-width: 14; margin: 0 1 0 0; }
+    RatingBar > Button { width: 1fr; min-width: 11; margin: 0 1 0 0; }
     RatingBar:focus > Button.-selected { text-style: bold; }
     """
 

@@ -1,16 +1,19 @@
-"""A grade's results: a status line, a table of checks filled in as they finish, the highlighted
-check's full message, and its curves against the reference when it has any."""
+"""A grade's results: a status line, a table of checks filled in as they finish with every message
+in full (wrapped; a message an earlier row told already points at that row), the highlighted check's
+curves against the reference when it has any."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.containers import VerticalGroup
 from textual.widgets import DataTable, Static
 
+from quizapp.grading.result import NOT_RUN, shown_messages
 from quizapp.tui.grading import CheckLine
 from quizapp.tui.widgets.charts import CurvePlot
 
+STATUS_WIDTH = 9
 STATUS = {
     "pass": ("✔ pass", "bold green"),
     "fail": ("✘ fail", "bold red"),
@@ -31,8 +34,7 @@ class GradeResults(VerticalGroup):
     DEFAULT_CSS = """
     GradeResults { height: auto; }
     GradeResults > #grade-status { padding: 0 1 1 1; }
-    GradeResults > DataTable { height: auto; max-height: 12; }
-    GradeResults > #check-detail { padding: 1 1 0 1; }
+    GradeResults > DataTable { height: auto; }
     GradeResults > CurvePlot { display: none; }
     GradeResults > CurvePlot.-shown { display: block; }
     """
@@ -40,16 +42,49 @@ class GradeResults(VerticalGroup):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.checks: dict[str, CheckLine] = {}
+        self.planned: list[tuple[str, str]] = []  # (id, title) in table order
+        self.not_run = False  # the grade was cancelled or failed: checks without a result did not run
 
     def compose(self):
         yield Static("Not graded in this session yet. Press g to grade your file.", id="grade-status")
-        table = DataTable(cursor_type="row", zebra_stripes=True, id="checks")
-        table.add_column("result", key="status", width=9)
-        table.add_column("check", key="check", width=40)
-        table.add_column("message", key="message")
-        yield table
-        yield Static("", id="check-detail")
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="checks")
         yield CurvePlot(id="curves")
+
+    def on_mount(self) -> None:
+        self._rebuild()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._rebuild()  # the message column takes the width that is left: wrap again
+
+    def _widths(self) -> tuple[int, int]:
+        """The check and message columns' widths: titles in full up to a third of the width, the
+        messages in the rest (each column also takes 2 cells of padding)."""
+        width = self.size.width or self.app.size.width
+        longest = max((len(title) for _, title in self.planned), default=10)
+        check = max(10, min(longest, width // 3))
+        return check, max(20, width - STATUS_WIDTH - check - 3 * 2 - 2)
+
+    def _rebuild(self) -> None:
+        """Lay the table out again: a row's height follows its wrapped message, and DataTable works a
+        row's height out only when the row is added, so a changed message means rows added anew."""
+        table = self.table
+        keep = self._highlighted()
+        check_width, message_width = self._widths()
+        table.clear(columns=True)
+        table.add_column("result", key="status", width=STATUS_WIDTH)
+        table.add_column("check", key="check", width=check_width)
+        table.add_column("message", key="message", width=message_width)
+        done = [self.checks[key] for key, _ in self.planned if key in self.checks]
+        shown = dict(zip((c.id for c in done), shown_messages(done)))
+        for key, title in self.planned:
+            check = self.checks.get(key)
+            status = check.status if check else ("not run" if self.not_run else "waiting")
+            message = shown.get(key, "")
+            if status == "error" and message.startswith(NOT_RUN):  # the run ended before this check
+                status, message = "not run", ""
+            table.add_row(status_text(status), Text(title), Text(message), key=key, height=None)
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
 
     @property
     def table(self) -> DataTable:
@@ -60,27 +95,27 @@ class GradeResults(VerticalGroup):
 
     def begin(self, file_label: str) -> None:
         self.checks.clear()
-        self.table.clear()
+        self.planned = []
+        self.not_run = False
+        self._rebuild()
         self.set_status(Text(f"Grading {file_label} … (x cancels)", style="bold"))
-        self._show_detail(None)
+        self._show_curves(None)
         self.table.focus()
 
     def started(self, device: str, torch: str, checks: list[tuple[str, str]]) -> None:
         self.set_status(Text(f"Grading on {device} (torch {torch}) … (x cancels)", style="bold"))
-        for check_id, title in checks:
-            if check_id not in self.table.rows:
-                self.table.add_row(status_text("waiting"), title, "", key=check_id)
+        known = {key for key, _ in self.planned}
+        self.planned += [(key, title) for key, title in checks if key not in known]
+        self._rebuild()
 
     def check_done(self, check: CheckLine) -> None:
         self.checks[check.id] = check
-        message = check.message.splitlines()[0] if check.message else ""
-        if check.id in self.table.rows:
-            self.table.update_cell(check.id, "status", status_text(check.status))
-            self.table.update_cell(check.id, "check", check.title)
-            self.table.update_cell(check.id, "message", message)
+        if check.id in dict(self.planned):
+            self.planned = [(key, check.title if key == check.id else title) for key, title in self.planned]
         else:
-            self.table.add_row(status_text(check.status), check.title, message, key=check.id)
-        self._show_detail(self.checks.get(self._highlighted() or ""))
+            self.planned.append((check.id, check.title))
+        self._rebuild()
+        self._show_curves(self.checks.get(self._highlighted() or ""))
 
     def finished(self, report: dict) -> None:
         for check in report.get("checks") or ():
@@ -105,7 +140,7 @@ class GradeResults(VerticalGroup):
                    self.checks[key.value].status in ("fail", "error")]
         if failing:
             self.table.move_cursor(row=failing[0])
-        self._show_detail(self.checks.get(self._highlighted() or ""))
+        self._show_curves(self.checks.get(self._highlighted() or ""))
 
     def failed(self, reason: str) -> None:
         line = status_text("error")
@@ -118,9 +153,8 @@ class GradeResults(VerticalGroup):
         self._not_run()
 
     def _not_run(self) -> None:
-        for key in self.table.rows:
-            if key.value not in self.checks:
-                self.table.update_cell(key, "status", status_text("not run"))
+        self.not_run = True
+        self._rebuild()
 
     def _highlighted(self) -> str | None:
         table = self.table
@@ -130,11 +164,9 @@ class GradeResults(VerticalGroup):
 
     @on(DataTable.RowHighlighted, "#checks")
     def _highlight(self, event: DataTable.RowHighlighted) -> None:
-        self._show_detail(self.checks.get(event.row_key.value))
+        self._show_curves(self.checks.get(event.row_key.value))
 
-    def _show_detail(self, check: CheckLine | None) -> None:
-        detail = self.query_one("#check-detail", Static)
-        detail.update(Text.assemble((check.title, "bold"), "\n", check.message) if check and check.message else "")
+    def _show_curves(self, check: CheckLine | None) -> None:
         plot = self.query_one(CurvePlot)
         curves = check.curves if check else None
         if curves is None:
