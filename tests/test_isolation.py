@@ -25,8 +25,8 @@ def test_module_fixtures_write_to_the_session_temp_home(graded_before_any_test_f
     where = graded_before_any_test_fixture
     assert where.is_relative_to(pytestconfig.quizapp_session_dir)
     assert not where.is_relative_to(pytestconfig.quizapp_real_data_dir)
-    with Store.open(where) as store:
-        assert [g.exercise_id for g in store.grades()] == ["isolation"]
+    with Store.open(where) as store:  # with whatever other modules' fixtures graded before this one
+        assert "isolation" in [g.exercise_id for g in store.grades()]
 
 
 def test_each_test_has_its_own_home_inside_its_tmp_path(tmp_path, pytestconfig):
