@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from quizapp.bank.files import MAX_PACK_BYTES, UnreadableFile, read_regular_file
 from quizapp.bank.files import default_pack_files, pack_files  # noqa: F401 - re-exported
 from quizapp.bank.model import Bank, BankError, Topic
 from quizapp.bank.validate import FileValidator
@@ -20,13 +21,9 @@ def _decode(path: Path, data: bytes) -> str:
 def load_file(path: Path) -> tuple[Topic | None, list[BankError]]:
     """One file's topic, or None with the reasons it cannot be loaded."""
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return None, [BankError(path, 1, "is a folder, not a question file")]
-    except FileNotFoundError:
-        return None, [BankError(path, 1, "no such file")]
-    except OSError as exc:
-        return None, [BankError(path, 1, f"cannot read the file: {exc.strerror or exc}")]
+        data = read_regular_file(path, limit=MAX_PACK_BYTES, what="question file")
+    except UnreadableFile as exc:
+        return None, [BankError(path, 1, str(exc))]
     try:
         root, loader = compose(_decode(path, data))
     except YamlSyntaxError as exc:

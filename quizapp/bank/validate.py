@@ -10,6 +10,7 @@ import yaml
 
 from quizapp.bank.model import QUESTION_TYPES, BankError, Question, Topic
 from quizapp.bank.yamlnodes import line_of, scalar_value
+from quizapp.words import plural
 
 SLUG = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 FILE_KEYS = ("topic", "title", "questions")
@@ -29,6 +30,7 @@ ALL_QUESTION_KEYS = set(COMMON_REQUIRED) | set(COMMON_OPTIONAL) | {
 }
 MIN_CHOICES, MAX_CHOICES = 2, 8
 MAX_KEY_POINTS = 8
+MAX_SHOWN = 60  # characters of a value quoted in a message
 
 
 def describe(value) -> str:
@@ -48,6 +50,21 @@ def describe(value) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+def shown(value) -> str:
+    """A value as a message quotes it, in bounded time and length: a short repr, text cut after
+    MAX_SHOWN characters, and a list or mapping only by its kind and length (its repr would walk
+    every copy an alias made: see yamlnodes.MAX_EXPANDED_VALUES)."""
+    if isinstance(value, (str, bytes)):
+        text = repr(value[:MAX_SHOWN])
+        unit = "characters" if isinstance(value, str) else "bytes"
+        return text if len(value) <= MAX_SHOWN else f"{text}... ({len(value):,} {unit})"
+    if isinstance(value, (list, tuple, dict, set)):
+        return f"{describe(value)} of {plural(len(value), 'entry', 'entries')}"
+    if is_int(value) and abs(value) >= 10**MAX_SHOWN:
+        return f"an integer of {len(str(abs(value))):,} digits"
+    return repr(value)[:MAX_SHOWN * 2]
 
 
 def is_int(value) -> bool:
@@ -82,7 +99,7 @@ class FileValidator:
                 self.error(key_node, f"{what} has a key that is not text")
                 continue
             if key in out:
-                self.error(key_node, f"duplicate key '{key}' in {what} (first at line {line_of(out[key][0])})")
+                self.error(key_node, f"duplicate key {shown(key)} in {what} (first at line {line_of(out[key][0])})")
                 continue
             if key not in allowed:
                 self.error(key_node, self.unknown_key_reason(key, what, allowed))
@@ -94,7 +111,7 @@ class FileValidator:
     def unknown_key_reason(key: str, what: str, allowed) -> str:
         if key in ALL_QUESTION_KEYS:
             return f"key '{key}' is not allowed in {what}"
-        return f"unknown key '{key}' in {what} (allowed: {', '.join(sorted(allowed))})"
+        return f"unknown key {shown(key)} in {what} (allowed: {', '.join(sorted(allowed))})"
 
     def value(self, node: yaml.Node):
         return scalar_value(self.loader, node)
@@ -112,7 +129,7 @@ class FileValidator:
     def slug(self, node: yaml.Node, what: str) -> str | None:
         value = self.text(node, what)
         if value is not None and not SLUG.match(value):
-            self.error(node, f"{what} '{value}' must be a slug: lowercase letters, digits, '-' or '_'")
+            self.error(node, f"{what} {shown(value)} must be a slug: lowercase letters, digits, '-' or '_'")
             return None
         return value
 
@@ -176,29 +193,30 @@ class FileValidator:
     def question(self, node: yaml.Node, topic: str) -> Question | None:
         errors_before = len(self.errors)
         qtype = self._peek_type(node)
+        known = isinstance(qtype, str) and qtype in TYPE_KEYS  # a list or mapping is no type (nor hashable)
         allowed = set(COMMON_REQUIRED) | set(COMMON_OPTIONAL)
-        if qtype in TYPE_KEYS:
+        if known:
             required, optional = TYPE_KEYS[qtype]
             allowed |= set(required) | set(optional)
         else:
             allowed = ALL_QUESTION_KEYS  # the type is wrong: do not also flag every other key
-        keys = self.mapping(node, f"a {qtype} question" if qtype in TYPE_KEYS else "a question", allowed)
+        keys = self.mapping(node, f"a {qtype} question" if known else "a question", allowed)
         if keys is None:
             return None
         ident = self.slug(keys["id"][1], "id") if "id" in keys else None
-        where = f"question '{ident}'" if ident else "a question"
-        required = COMMON_REQUIRED + (TYPE_KEYS[qtype][0] if qtype in TYPE_KEYS else ())
+        where = f"question {shown(ident)}" if ident else "a question"
+        required = COMMON_REQUIRED + (TYPE_KEYS[qtype][0] if known else ())
         for key in required:
             if key not in keys:
                 self.error(node, f"{where}: missing key '{key}'")
         fields: dict = {}
-        if "type" in keys and qtype not in TYPE_KEYS:
-            self.error(keys["type"][1], f"{where}: type must be one of {', '.join(QUESTION_TYPES)}, got {qtype!r}")
+        if "type" in keys and not known:
+            self.error(keys["type"][1], f"{where}: type must be one of {', '.join(QUESTION_TYPES)}, got {shown(qtype)}")
         if "difficulty" in keys:
             value_node = keys["difficulty"][1]
             value = self.value(value_node)
             if not is_int(value) or value not in (1, 2, 3):
-                self.error(value_node, f"{where}: difficulty must be 1, 2 or 3, got {value!r}")
+                self.error(value_node, f"{where}: difficulty must be 1, 2 or 3, got {shown(value)}")
             else:
                 fields["difficulty"] = value
         for key in ("prompt", "explanation"):
@@ -208,15 +226,16 @@ class FileValidator:
             tags = self.text_list(keys["tags"][1], f"{where}: tags", min_len=0)
             for i, tag in enumerate(tags or ()):
                 if not SLUG.match(tag):
-                    self.error(keys["tags"][1].value[i], f"{where}: tag '{tag}' must be a slug")
+                    self.error(keys["tags"][1].value[i], f"{where}: tag {shown(tag)} must be a slug")
             fields["tags"] = tags or ()
-        if qtype in TYPE_KEYS:
+        if known:
             getattr(self, f"_fields_{qtype}")(keys, where, fields)
         if len(self.errors) > errors_before or ident is None:
             return None
         return Question(id=ident, type=qtype, topic=topic, source=self.path, line=line_of(node), **fields)
 
     def _peek_type(self, node: yaml.Node):
+        """The question's type as written (any YAML value); only text can name one of TYPE_KEYS."""
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in node.value:
                 if isinstance(key_node, yaml.ScalarNode) and key_node.value == "type":
@@ -238,7 +257,7 @@ class FileValidator:
             self.error(node, f"{what} must be a 0-based index (an integer), got {describe(value)}")
             return False
         if n is not None and not 0 <= value < n:
-            self.error(node, f"{what} {value} is out of range: there are {n} choices (0 to {n - 1})")
+            self.error(node, f"{what} {shown(value)} is out of range: there are {n} choices (0 to {n - 1})")
             return False
         return True
 
@@ -265,7 +284,7 @@ class FileValidator:
             if not self._index(item, value, n, f"{where}: answer[{i}]"):
                 return
             if value in values:
-                self.error(item, f"{where}: answer lists index {value} twice")
+                self.error(item, f"{where}: answer lists index {shown(value)} twice")
                 return
             values.append(value)
         fields["answer"] = tuple(sorted(values))
@@ -310,7 +329,7 @@ class FileValidator:
             node = keys["tolerance"][1]
             value = self.value(node)
             if not is_number(value) or value < 0:
-                self.error(node, f"{where}: tolerance must be a number >= 0 (relative), got {value!r}")
+                self.error(node, f"{where}: tolerance must be a number >= 0 (relative), got {shown(value)}")
             else:
                 fields["tolerance"] = float(value)
 

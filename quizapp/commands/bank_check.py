@@ -12,12 +12,20 @@ from quizapp.commands.common import display_path
 from quizapp.words import plural
 
 
+def _real(path: Path) -> Path:
+    """Where path leads; as given when it cannot be followed (a symlink loop: its own error says so)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: Python before 3.13 on a symlink loop
+        return path.absolute()
+
+
 def run(locations: tuple[Path, ...]) -> int:
     if locations:
         files = pack_files(locations)
-        chosen = {p.resolve() for p in files}
+        chosen = {_real(p) for p in files}
         # Named packs are checked against the rest of the bank too, so an id clash shows now.
-        context = [p for p in default_pack_files() if p.resolve() not in chosen]
+        context = [p for p in default_pack_files() if _real(p) not in chosen]
         if not files:
             click.echo("no question files (*.yaml) found in " + ", ".join(map(str, locations)), err=True)
             return 1

@@ -25,14 +25,34 @@ def fail(message: str, code: int = 1) -> int:
 
 
 def open_store():
-    """The progress store, or None after printing why it cannot be opened."""
+    """The progress store, or None after printing why it cannot be opened.
+
+    Damaged cards in it are named on stderr, once, here (see report_damaged_cards).
+    """
     from quizapp.study.store import Store, StoreError
 
     try:
-        return Store.open()
+        store = Store.open()
     except StoreError as exc:
         fail(str(exc))
         return None
+    report_damaged_cards(store)
+    return store
+
+
+def report_damaged_cards(store) -> None:
+    """Name the stored cards that cannot be read: every reader takes them as rebuilt from the question's
+    answers (as unseen when it has none), and the next review of the question saves a sound one."""
+    from quizapp.study.stats import damaged_cards
+
+    damaged = damaged_cards(store)
+    if not damaged:
+        return
+    shown = "; ".join(f"{qid[:80]}: {why}" for qid, why in list(damaged.items())[:5])
+    more = f"; and {len(damaged) - 5} more" if len(damaged) > 5 else ""
+    fail(f"the saved schedule of {plural(len(damaged), 'question')} is damaged ({shown}{more}).\n"
+         "  Your progress and exports take it as rebuilt from your answers, and your next review of it saves a\n"
+         "  sound one; your answers are intact (`quizapp export json FILE` keeps them all).")
 
 
 def load_bank_reporting():

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 import string
 import time
+from datetime import datetime
 
 import click
 from rich.console import Console
@@ -18,7 +20,7 @@ from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.study.keypoints import parse_ticks, rating_from_key_points
 from quizapp.study.queue import requeue_again, study_queue
 from quizapp.study.schedule import RATING_NAMES, default_rating, format_interval, preview, record_review
-from quizapp.study.store import utcnow
+from quizapp.study.store import BUSY_TIMEOUT_S, StoreError, utcnow
 from quizapp.words import plural
 
 QUIT = "q"
@@ -102,12 +104,40 @@ def read_rating(suggested: int, card_json: str | None) -> int:
         click.echo("Type 1, 2, 3 or 4 (Enter keeps the suggestion).")
 
 
+class NotSaved(Exception):
+    """The store refused an answer and the learner chose not to try again: the session ends."""
+
+
+def save_review(q: Question, store, console: Console, **review) -> datetime:
+    """record_review, offering to try again while the store refuses (another process holding the
+    write lock past the store's busy timeout, a full disk); NotSaved when the learner gives up."""
+    review.setdefault("now", utcnow())  # a retry saves the answer at the moment it was given
+    while True:
+        try:
+            return record_review(store, q, **review)
+        except (sqlite3.Error, StoreError) as exc:
+            reason = str(exc)
+            if isinstance(exc, sqlite3.Error):
+                if "locked" in reason.lower() or "busy" in reason.lower():
+                    reason = (f"another process (the app, a grade, `watch`) held the progress database's write "
+                              f"lock for over {BUSY_TIMEOUT_S:g} s")
+                reason += f"\n  database: {store.path}"
+            console.print(f"[bold red]Your answer was not saved:[/] {escape(reason)}")
+            try:
+                again = click.confirm("Try saving it again?", default=True)
+            except click.Abort:  # Ctrl+D or Ctrl+C: no
+                again = False
+            if not again:
+                raise NotSaved(q.id) from None
+
+
 def study_one(q: Question, store, console: Console, seed: str) -> tuple[int, bool | None, bool]:
     """Ask, check, explain, rate and save one question: (rating, correct, stop).
 
     stop: the learner quit at the rating prompt. An answer already checked (or a card already
     revealed) is then saved with the suggested rating, as the session promises and as the app does
-    on leaving. Quit before that point propagates unchanged.
+    on leaving. Quit before that point propagates unchanged. NotSaved: the store refused the answer
+    and the learner chose not to try again.
     """
     console.print(Markdown(q.prompt))
     started = time.monotonic()
@@ -135,8 +165,8 @@ def study_one(q: Question, store, console: Console, seed: str) -> tuple[int, boo
     except Quit:
         # As in the app: an answer checked (or a card revealed) is saved with the suggested rating.
         rating, stop = suggested, True
-    due = record_review(store, q, rating=rating, correct=verdict.correct, response=response,
-                        duration_ms=int((time.monotonic() - started) * 1000))
+    due = save_review(q, store, console, rating=rating, correct=verdict.correct, response=response,
+                      duration_ms=int((time.monotonic() - started) * 1000))
     if stop:
         console.print(f"\nSaved as {RATING_NAMES[rating]} (suggested); stopping.")
     else:
@@ -164,6 +194,7 @@ def run(topic: str | None, limit: int) -> int:
         answered: set[str] = set()
         asked, repeats, right, checked = 0, 0, 0, 0
         seed = utcnow().isoformat()  # a new shuffle of the choices each session
+        lost = None  # the question whose answer the store refused, if the session ended on one
         try:
             while pending:
                 q = pending.pop(0)
@@ -185,10 +216,14 @@ def run(topic: str | None, limit: int) -> int:
                     console.print("[dim]Rated Again: it comes back later in this session.[/]")
         except Quit:
             console.print()
+        except NotSaved as exc:
+            lost = exc.args[0]
+            console.print(f"[bold red]Not saved:[/] your last answer (to {escape(lost)}) was not kept; every "
+                          "answer before it was. The session ends here; run `quizapp review` again later.")
         summary = f"Answered {len(answered)} of {len(queue)}"
         if checked:
             summary += f"; {right} of {checked} checked answers right ({right / checked:.0%})"
         if repeats:
             summary += f"; {plural(repeats, 're-ask')} after Again"
         console.print(summary + ".")
-    return 0
+    return 1 if lost else 0

@@ -43,8 +43,11 @@ def import_json(path: Path) -> int:
     with store:
         try:
             summary = import_progress(store, document)
-        except sqlite3.Error as exc:
-            return fail(f"the import failed and was undone ({exc}); nothing was changed")
+        except TransferError as exc:
+            return fail(f"{display_path(path)}: {exc}\n  Nothing was imported.")
+        except (sqlite3.Error, ValueError, OverflowError, RecursionError) as exc:
+            # read_export checked every record; this is the last guard, never a traceback half-way
+            return fail(f"the import of {display_path(path)} failed and was undone ({exc}); nothing was changed")
     if not summary.changed:
         click.echo(f"Nothing new in {display_path(path)}: everything in it is already here.")
         return 0

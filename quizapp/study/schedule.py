@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from fsrs import Card, Rating, Scheduler
 
 from quizapp.bank.model import Question
 from quizapp.study import fsrs_params
-from quizapp.study.store import Store, utcnow
+from quizapp.study.stats import card_problem
+from quizapp.study.store import Store, iso, utcnow
 
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 # A question counts towards mastery when FSRS expects it recalled this far ahead, this surely: a learner
@@ -45,8 +46,20 @@ def default_rating(correct: bool | None) -> int:
     return 1 if correct is False else 3
 
 
+def parse_card(card_json: str) -> Card | None:
+    """The card stored as card_json, or None when it is damaged (see stats.card_problem)."""
+    if card_problem(card_json) is not None:
+        return None
+    try:
+        return Card.from_dict(json.loads(card_json))
+    except (ValueError, TypeError, KeyError, OverflowError):
+        return None
+
+
 def card_from_json(card_json: str | None) -> Card:
-    return Card.from_dict(json.loads(card_json)) if card_json else Card()
+    """The stored card; a new one when there is none, or when it is damaged (read as unseen, never a crash)."""
+    card = parse_card(card_json) if card_json else None
+    return card if card is not None else Card()
 
 
 def preview(card_json: str | None, now: datetime | None = None) -> dict[int, timedelta]:
@@ -75,7 +88,10 @@ def record_review(store: Store, question: Question, *, rating: int, correct: boo
     active = scheduler(store.fsrs_parameters())
 
     def reschedule(old_json):
-        new_card, _ = active.review_card(card_from_json(old_json), Rating(rating), review_datetime=now)
+        card = parse_card(old_json) if old_json else Card()
+        if card is None:  # damaged: rebuilt from the question's answers so far (this transaction sees them all)
+            card = _replayed(question.id, _reviews_of(store.answers(), {question.id}).get(question.id, []), active)
+        new_card, _ = active.review_card(card, Rating(rating), review_datetime=now)
         result["due"] = new_card.due
         return json.dumps(new_card.to_dict()), new_card.due
 
@@ -94,12 +110,48 @@ def replay_card(question_id: str, reviews: list[tuple[datetime, int]],
     """The card a question's whole review log gives, reviews taken in time order: (card JSON, due)."""
     if not reviews:
         raise ValueError(f"{question_id}: no reviews to replay")
-    active = scheduler(parameters)
+    card = _replayed(question_id, reviews, scheduler(parameters))
+    return json.dumps(card.to_dict()), card.due
+
+
+def _replayed(question_id: str, reviews: list[tuple[datetime, int]], active: Scheduler) -> Card:
+    """The card `reviews` give, from a new one (a new card when there are none)."""
     ordered = sorted(reviews, key=lambda review: review[0])
-    card = Card(card_id=stable_card_id(question_id), due=ordered[0][0])
+    card = Card(card_id=stable_card_id(question_id), due=ordered[0][0] if ordered else utcnow())
     for at, rating in ordered:
         card, _ = active.review_card(card, Rating(rating), review_datetime=at)
-    return json.dumps(card.to_dict()), card.due
+    return card
+
+
+def _reviews_of(answers, question_ids: set[str]) -> dict[str, list[tuple[datetime, int]]]:
+    """question id -> its (time, rating) reviews among `answers` (store rows), in time order, uid
+    breaking ties as an import does; an answer whose own row is damaged is left out."""
+    found: dict[str, list[tuple[datetime, str, int]]] = {}
+    for row in answers:
+        if row["question_id"] not in question_ids:
+            continue
+        try:
+            at = datetime.fromisoformat(row["answered_at"]).astimezone(timezone.utc)
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if row["rating"] in RATING_NAMES and at.year < 9000:
+            found.setdefault(row["question_id"], []).append((at, str(row["uid"]), row["rating"]))
+    return {qid: [(at, rating) for at, _, rating in sorted(reviews)] for qid, reviews in found.items()}
+
+
+def readable_cards(cards: dict[str, tuple[str, str]], answers,
+                   parameters: tuple[float, ...] | None) -> dict[str, tuple[str, str]]:
+    """`store.cards()` with every damaged card rebuilt from the question's answers (store rows), or
+    left out (unseen) when it has none: what readers such as the stats and the export go by."""
+    damaged = {qid for qid, (_, card) in cards.items() if card_problem(card) is not None}
+    if not damaged:
+        return cards
+    reviews = _reviews_of(answers, damaged)
+    readable = {qid: value for qid, value in cards.items() if qid not in damaged}
+    for qid in damaged & reviews.keys():
+        card = _replayed(qid, reviews[qid], scheduler(parameters))
+        readable[qid] = (iso(card.due), json.dumps(card.to_dict()))
+    return readable
 
 
 def format_interval(delta: timedelta) -> str:

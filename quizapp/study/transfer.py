@@ -9,18 +9,29 @@ machines with the same answers agree. The format is documented in docs/progress-
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from quizapp import __version__
+from quizapp.bank.files import UnreadableFile, read_regular_file
 from quizapp.study import fsrs_params
+from quizapp.study.stats import card_problem
 from quizapp.study.store import FSRS_PARAMETERS_KEY, Store, iso, utcnow
 
 FORMAT = "quizapp-progress"
 FORMAT_VERSION = 1
+
+# What an import takes. Years of study make a few MB; a file far beyond is not an export.
+MAX_FILE_BYTES = 256 * 2**20
+MAX_NESTING = 64  # of a free-form value (a response, a report): ours nest a handful of levels
+MAX_WHOLE = 2**63 - 1  # SQLite's INTEGER
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(3000, 1, 1, tzinfo=timezone.utc)  # due dates are computed up to 100 years past a review
 
 
 class TransferError(Exception):
@@ -44,6 +55,7 @@ class ImportSummary:
 
 def export_progress(store: Store, *, now: datetime | None = None) -> dict:
     """Everything the store knows about the learner, as the JSON-able document of FORMAT_VERSION."""
+    parameters = store.fsrs_parameters()
     with store.snapshot() as conn:  # one state of the store, even while another process writes
         answers = [
             {"uid": uid, "question_id": qid, "topic": topic, "answered_at": at,
@@ -53,26 +65,22 @@ def export_progress(store: Store, *, now: datetime | None = None) -> dict:
                 "SELECT uid, question_id, topic, answered_at, correct, rating, duration_ms, response"
                 " FROM answers ORDER BY answered_at, uid")
         ]
-        cards = [
-            {"question_id": qid, "topic": topic, "due": due, "reviewed_at": reviewed_at, "card": json.loads(card)}
-            for qid, topic, due, reviewed_at, card in conn.execute(
-                "SELECT question_id, topic, due, reviewed_at, card FROM cards ORDER BY question_id")
-        ]
+        cards = _exported_cards(conn.execute("SELECT question_id, topic, due, reviewed_at, card FROM cards"
+                                             " ORDER BY question_id").fetchall(), answers, parameters)
         grades = [
             {"uid": uid, "exercise_id": exercise_id, "graded_at": at, "status": status, "checks_passed": passed,
              "checks_total": total, "device": device, "duration_s": duration_s, "file_path": file_path,
-             "file_hash": file_hash, "report": _loads_or_none(report)}
+             "file_hash": file_hash, "report": None if report is None else _report(report)}
             for uid, exercise_id, at, status, passed, total, device, duration_s, file_path, file_hash, report
             in conn.execute("SELECT uid, exercise_id, graded_at, status, checks_passed, checks_total, device,"
                             " duration_s, file_path, file_hash, report FROM grades ORDER BY graded_at, uid")
         ]
         interviews = [
             {"uid": uid, "started_at": started, "finished_at": finished, "minutes": minutes, "score": score,
-             "report": json.loads(report)}
+             "report": _report(report)}
             for uid, started, finished, minutes, score, report in conn.execute(
                 "SELECT uid, started_at, finished_at, minutes, score, report FROM interviews ORDER BY started_at, uid")
         ]
-    parameters = store.fsrs_parameters()
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -86,12 +94,58 @@ def export_progress(store: Store, *, now: datetime | None = None) -> dict:
     }
 
 
-def write_export(store: Store, path: Path) -> dict:
-    """Write the export to path atomically (a half-written file never replaces a good one)."""
-    document = export_progress(store)
-    tmp = path.with_name(path.name + ".part")
+def _exported_cards(rows, answers: list[dict], parameters) -> list[dict]:
+    """The cards section: a damaged card as its answers rebuild it, or left out when it has none (the
+    answers are what an import goes by; the cards are there for readers)."""
+    if any(card_problem(card) for *_, card in rows):
+        from quizapp.study.schedule import readable_cards
+
+        readable = readable_cards({qid: (due, card) for qid, _, due, _, card in rows}, answers, parameters)
+    else:
+        readable = {qid: (due, card) for qid, _, due, _, card in rows}
+    return [{"question_id": qid, "topic": topic, "due": readable[qid][0], "reviewed_at": reviewed_at,
+             "card": json.loads(readable[qid][1])}
+            for qid, topic, _, reviewed_at, _ in rows if qid in readable]
+
+
+def _report(text: str) -> dict:
+    """A stored report as the object the format promises; one that is not (damaged) is kept as its text."""
+    value = _loads_or_none(text)
+    return value if isinstance(value, dict) else {"unreadable": text}
+
+
+def _store_files(store: Store) -> list[Path]:
+    return [store.path.with_name(store.path.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether a and b are one file (a link, a hard link or another spelling of it), by stat only."""
     try:
-        tmp.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): compare where their names lead
+        pass
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a symlink loop leads nowhere, so not to the store
+        return False
+
+
+def write_export(store: Store, path: Path) -> dict:
+    """Write the export to path atomically (a half-written file never replaces a good one).
+
+    Refuses (OSError, with the reason as its strerror) a path that is the progress database or one of
+    its WAL files: replacing it would destroy the very progress being exported.
+    """
+    tmp = path.with_name(path.name + ".part")
+    for target in (path, tmp):
+        if any(_same_file(target, own) for own in _store_files(store)):
+            raise OSError(errno.EINVAL, "that is your progress database itself (or one of its files); "
+                                        "name a new file, e.g. progress.json", str(path))
+    document = export_progress(store)
+    try:
+        # A lone surrogate (kept from a terminal's undecodable input) is written as its JSON escape.
+        tmp.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8",
+                       errors="backslashreplace")
         tmp.replace(path)
     except OSError:
         tmp.unlink(missing_ok=True)
@@ -104,7 +158,7 @@ def _loads_or_none(text: str | None):
         return None
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text  # stored by hand or by an old build: keep it as the string it is
 
 
@@ -113,19 +167,20 @@ def _loads_or_none(text: str | None):
 def read_export(path: Path) -> dict:
     """The parsed, fully checked document in path; TransferError says what is wrong with it."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise TransferError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TransferError(f"{path}: is a folder, not an export file") from None
-    except OSError as exc:
-        raise TransferError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        raw = read_regular_file(path, limit=MAX_FILE_BYTES, what="progress export")
+    except UnreadableFile as exc:
+        raise TransferError(f"{path}: {exc}") from None
     try:
         document = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise TransferError(f"{path}: not a quizapp progress export (not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
         raise TransferError(f"{path}: damaged: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise TransferError(f"{path}: damaged: values nested too deeply to read (quizapp nests a few levels)") from None
+    except ValueError:  # an integer of thousands of digits, which Python refuses to convert
+        raise TransferError(f"{path}: damaged: a number thousands of digits long (quizapp writes none above "
+                            f"19 digits)") from None
     try:
         validate(document)
     except TransferError as exc:
@@ -217,14 +272,15 @@ def validate(document) -> None:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise TransferError("not a quizapp progress export (no \"format\": \"quizapp-progress\" in it)")
     version = document.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise TransferError(f"damaged: \"version\" must be a whole number from 1, got {version!r}")
+    if _whole(1, MAX_WHOLE)(version):
+        raise TransferError(f"damaged: \"version\" must be a whole number from 1, got {_shown(version)}")
     if version > FORMAT_VERSION:
         raise TransferError(f"written by a newer quizapp (format version {version}; this one reads up to "
                             f"{FORMAT_VERSION}); upgrade quizapp to import it")
     parameters = document.get("fsrs_parameters")
-    if parameters is not None and fsrs_params.parse(parameters) is None:
-        raise TransferError("damaged: \"fsrs_parameters\" must be null or a list of numbers")
+    if parameters is not None and (not isinstance(parameters, list) or not parameters
+                                   or any(_number(-1e6, 1e6)(p) for p in parameters)):
+        raise TransferError(f"damaged: \"fsrs_parameters\" must be null or a list of numbers, got {_shown(parameters)}")
     for section, fields in _SECTIONS.items():
         records = document.get(section)
         if not isinstance(records, list):
@@ -239,10 +295,10 @@ def validate(document) -> None:
                     raise TransferError(f"damaged: {where} has no \"{name}\"")
                 problem = check(record[name])
                 if problem:
-                    raise TransferError(f"damaged: {where}.{name} {problem}, got {record[name]!r:.80}")
+                    raise TransferError(f"damaged: {where}.{name} {problem}, got {_shown(record[name])}")
             key = record.get("uid", record.get("question_id"))
             if key in seen:
-                raise TransferError(f"damaged: {where} repeats the id {key!r}")
+                raise TransferError(f"damaged: {where} repeats the id {_shown(key)}")
             seen.add(key)
 
 
@@ -250,13 +306,37 @@ def _moment(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+def _shown(value) -> str:
+    """A value as a message quotes it: short, and without walking a deeply nested or huge value."""
+    if isinstance(value, str):
+        return repr(value[:60]) + (f"... ({len(value):,} characters)" if len(value) > 60 else "")
+    if isinstance(value, list):
+        return f"a list of {len(value):,} values"
+    if isinstance(value, dict):
+        return f"an object of {len(value):,} keys"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_WHOLE:
+        return f"a number of {len(str(abs(value))):,} digits"
+    return repr(value)[:80]
+
+
+def _encodable(value: str) -> bool:
+    """No lone surrogate (JSON's \\ud800 escapes allow them): SQLite and the export write UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _text(value) -> str | None:
-    return None if isinstance(value, str) and value.strip() else "must be a non-empty string"
+    if not isinstance(value, str) or not value.strip():
+        return "must be a non-empty string"
+    return None if _encodable(value) else "must be text without lone surrogate escapes"
 
 
 def _uid(value) -> str | None:
-    return None if isinstance(value, str) and 8 <= len(value) <= 64 and value.isprintable() else \
-        "must be an id of 8 to 64 characters"
+    return None if isinstance(value, str) and 8 <= len(value) <= 64 and value.isprintable() and _encodable(value) \
+        else "must be an id of 8 to 64 characters"
 
 
 def _time(value) -> str | None:
@@ -266,7 +346,13 @@ def _time(value) -> str | None:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return "must be an ISO 8601 time"
-    return None if moment.tzinfo is not None else "must be an ISO 8601 time with its UTC offset"
+    if moment.tzinfo is None:
+        return "must be an ISO 8601 time with its UTC offset"
+    try:
+        in_range = EARLIEST <= moment < LATEST
+    except OverflowError:
+        in_range = False
+    return None if in_range else f"must be a time from {EARLIEST.year} to {LATEST.year - 1}"
 
 
 def _optional(check):
@@ -275,15 +361,20 @@ def _optional(check):
 
 def _number(low: float, high: float):
     def check(value) -> str | None:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        return None if ok and low <= value <= high else f"must be a number from {low:g} to {high:g}"
+        if isinstance(value, int) and not isinstance(value, bool):  # compared exactly: never made a float
+            ok = -MAX_WHOLE <= value <= MAX_WHOLE
+        else:
+            ok = isinstance(value, float) and math.isfinite(value)
+        if ok and low <= value <= high:
+            return None
+        return f"must be a number from {low:g} to {min(high, MAX_WHOLE):.3g}"
     return check
 
 
-def _whole(low: int, high: int | None = None):
+def _whole(low: int, high: int = MAX_WHOLE):
     def check(value) -> str | None:
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
-        return None if ok else f"must be a whole number from {low}" + (f" to {high}" if high is not None else "")
+        ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+        return None if ok else f"must be a whole number from {low} to {high if high < MAX_WHOLE else '2^63 - 1'}"
     return check
 
 
@@ -291,12 +382,26 @@ def _boolean(value) -> str | None:
     return None if isinstance(value, bool) else "must be true, false or null"
 
 
-def _object(value) -> str | None:
-    return None if isinstance(value, dict) else "must be an object"
-
-
-def _anything(value) -> None:
+def _free_form(value) -> str | None:
+    """Any JSON value nested at most MAX_NESTING levels (deeper, reading it back would overflow the stack)."""
+    pending = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if level > MAX_NESTING:
+            return f"must not nest more than {MAX_NESTING} levels deep"
+        if isinstance(item, dict):
+            pending.extend((part, level + 1) for pair in item.items() for part in pair)
+        elif isinstance(item, list):
+            pending.extend((part, level + 1) for part in item)
     return None
+
+
+def _object(value) -> str | None:
+    return _free_form(value) if isinstance(value, dict) else "must be an object"
+
+
+def _anything(value) -> str | None:
+    return _free_form(value)
 
 
 def _status(value) -> str | None:
