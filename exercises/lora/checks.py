@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, listed
+from quizapp.grading.harness import Checks, Required, fail, fmt, listed, plain
 
 IN, OUT, RANK, ALPHA = 10, 6, 4, 16.0  # scaling = 4.0, so a forgotten "/ rank" shows clearly
 # float32: the reference formula and a solution may multiply in another order ((x A^T) B^T vs
@@ -25,7 +25,7 @@ CHECKS = Checks(
 
 
 def rel_err(seen: torch.Tensor, expected: torch.Tensor) -> float:
-    seen, expected = seen.detach().float(), expected.detach().float()
+    seen, expected = plain(seen).detach().float(), plain(expected).detach().float()
     return ((seen - expected).abs().max() / expected.abs().max().clamp_min(1e-30)).item()
 
 
@@ -93,7 +93,7 @@ def lora_init(ctx):
              f"both zero, neither gets a gradient and LoRA never learns")
     x = inputs(ctx)
     with torch.no_grad():
-        want, seen = base(x), layer(x)
+        want, seen = base(x), plain(layer(x))
     err = rel_err(seen, want)
     if err > RTOL:
         fail(f"at init the output should equal base(x); it differs by {err:.3g} (relative, tolerance {RTOL:.0e})")
@@ -116,13 +116,13 @@ def lora_forward(ctx):
         x = inputs(ctx)
         with torch.no_grad():
             want = base(x) + (ALPHA / RANK) * (x @ a.T @ b.T)
-            seen = layer(x)
+            seen = plain(layer(x))
         if tuple(seen.shape) != tuple(want.shape):
             fail(f"output shape {tuple(seen.shape)} for input {tuple(x.shape)}, expected {tuple(want.shape)}")
         err = rel_err(seen, want)
         if err > RTOL:
-            plain = rel_err(seen, base(x) + x @ a.T @ b.T)
-            extra = " (it matches the formula without the alpha / rank scaling)" if plain <= RTOL else ""
+            unscaled = rel_err(seen, base(x) + x @ a.T @ b.T)
+            extra = " (it matches the formula without the alpha / rank scaling)" if unscaled <= RTOL else ""
             fail(f"bias={bias}, rank={RANK}, alpha={fmt(ALPHA)}, non-zero A and B: the output differs from "
                  f"base(x) + {fmt(ALPHA / RANK)} * x @ A.T @ B.T by {err:.3g} (relative, tolerance {RTOL:.0e}){extra}")
 
@@ -138,7 +138,7 @@ def lora_dropout(ctx):
     layer.train()
     with torch.no_grad():
         layer.lora_B.zero_()
-        seen = layer(x)  # B is zero: any change from base(x) comes from dropping inputs of the base
+        seen = plain(layer(x))  # B is zero: any change from base(x) comes from dropping inputs of the base
     err = rel_err(seen, base(x))
     if err > RTOL:
         fail(f"dropout={p}, train mode, lora_B still zero: the output should equal base(x) exactly, but differs "
@@ -146,7 +146,7 @@ def lora_dropout(ctx):
     with torch.no_grad():
         layer.lora_A.copy_(torch.eye(IN))
         layer.lora_B.copy_(torch.eye(IN))
-        delta = (layer(x) - base(x)) / scale  # = dropout(x): each entry 0 or x / (1 - p)
+        delta = (plain(layer(x)) - base(x)) / scale  # = dropout(x): each entry 0 or x / (1 - p)
     kept = (delta - x / (1 - p)).abs() <= 1e-5 * x.abs().max()
     dropped = delta.abs() <= 1e-5 * x.abs().max()
     if not bool((kept | dropped).all()):
@@ -158,7 +158,7 @@ def lora_dropout(ctx):
         fail(f"dropout={p}, train mode: {frac:.0%} of the LoRA branch's inputs were dropped, expected about {p:.0%}")
     layer.eval()
     with torch.no_grad():
-        err = rel_err((layer(x) - base(x)) / scale, x)
+        err = rel_err((plain(layer(x)) - base(x)) / scale, x)
     if err > RTOL:
         fail(f"dropout={p}, eval mode: dropout must be off (use nn.Dropout, which follows train()/eval()), but "
              f"(output - base(x)) / scaling differs from x by {err:.3g} (relative)")
@@ -174,7 +174,7 @@ def lora_merge(ctx):
         x = inputs(ctx)
         layer.eval()
         with torch.no_grad():
-            before = layer(x)
+            before = plain(layer(x))
             merged = layer.merge()
         tensors = [("base.weight", base.weight, w0), ("lora_A", layer.lora_A, a), ("lora_B", layer.lora_B, b)]
         if b0 is not None:
@@ -190,7 +190,7 @@ def lora_merge(ctx):
             fail("merge() returned the base layer (or shares its weight tensor); build a new nn.Linear so the "
                  "LoRALinear stays as it was")
         with torch.no_grad():
-            err = rel_err(merged(x), before)
+            err = rel_err(plain(merged(x)), before)
             expected_w = w0 + (ALPHA / RANK) * (b @ a)
         if err > RTOL:
             werr = rel_err(merged.weight, expected_w)
@@ -199,7 +199,7 @@ def lora_merge(ctx):
         if (merged.bias is None) != (b0 is None) or (b0 is not None and rel_err(merged.bias, b0) > 0):
             fail(f"bias={bias}: the merged layer should keep the base's bias unchanged")
         with torch.no_grad():
-            err = rel_err(layer(x), before)
+            err = rel_err(plain(layer(x)), before)
         if err > 0:
             fail(f"bias={bias}: after merge() the LoRALinear's own output changed by {err:.3g} (relative); "
                  f"merge must leave self unchanged")
@@ -210,7 +210,7 @@ def lora_gradients(ctx):
     base, layer = make_layer(ctx)
     a, b = set_ab(layer)
     x = inputs(ctx)
-    (layer(x) ** 2).mean().backward()
+    (plain(layer(x)) ** 2).mean().backward()
     for n, p in base.named_parameters():
         if p.grad is not None and bool(p.grad.any()):
             fail(f"base.{n} received a gradient (largest |grad| {p.grad.abs().max().item():.3g}); the base is frozen")
@@ -239,7 +239,7 @@ def lora_bf16(ctx):
     x = inputs(ctx, dtype=torch.bfloat16)
     with torch.no_grad():
         layer.lora_B.zero_()  # the init itself is checked in float32
-        out = layer(x)
+        out = plain(layer(x))
         if out.dtype != torch.bfloat16:
             fail(f"a bfloat16 input through a bfloat16 LoRALinear gave a {out.dtype} output, expected torch.bfloat16")
         if not torch.equal(out, base(x)):

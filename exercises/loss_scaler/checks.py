@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, close, fail, fmt
+from quizapp.grading.harness import Checks, Required, close, fail, fmt, plain
 
 # Scales here are powers of two (or exact multiples of them), so unscaling is exact and GradScaler's
 # float32 scale equals a Python float one bit for bit; 1e-6 only allows for a learner keeping the
@@ -280,7 +280,7 @@ def scale_loss(ctx):
     p = torch.full((3,), 0.5, device=ctx.device, requires_grad=True)
     loss = (p * 2.0).sum()  # a 0-dim float32 loss of 3.0, as a mean loss would be
     with ctx.given(f"DynamicLossScaler(init_scale={fmt(init_scale)}) and a 0-dim float32 loss of 3.0"):
-        out = ctx.solution.DynamicLossScaler(init_scale=init_scale).scale_loss(loss)
+        out = plain(ctx.solution.DynamicLossScaler(init_scale=init_scale).scale_loss(loss))
     what = f"scale_loss(loss) with init_scale={fmt(init_scale)} and a 0-dim float32 loss of 3.0"
     if not isinstance(out, torch.Tensor):
         fail(f"{what} returned {type(out).__name__}; expected the tensor loss * scale, so that backward() can run on it")

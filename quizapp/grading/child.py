@@ -1,24 +1,43 @@
 """Child side entry point: `python -m quizapp.grading.child`. Runs in the solution's own process.
 
-Results go to a JSON-lines file of their own (never stdout), so nothing the solution prints can
-fake or break them. The last line is {"event": "done"}; its absence tells the parent the process
-was cut short (os._exit, a crash, a kill).
+Results go back over a channel of their own (never stdout) that the solution's code can neither
+find in any ordinary way nor forge. The parent gives the child one end of a socket as its stdin,
+with a key for this grade written in it first. Before anything of the solution is imported, the
+child reads the key, moves the socket to a random high descriptor that no program it starts
+inherits, and puts /dev/null on stdin: nothing names the channel in argv or the environment. Each
+event is one line, the HMAC-SHA256 of its body under the key and then the body (JSON with a
+sequence number); the key lives only in the closure of the function that writes them. The last
+event is {"event": "done"}; its absence tells the parent the process was cut short (os._exit, a
+crash, a kill).
 """
 
 from __future__ import annotations
 
 import argparse
+import hmac
 import importlib.util
+import itertools
 import json
 import os
+import secrets
+import select
 import sys
 import traceback
 import warnings
 from pathlib import Path
+from typing import Callable
+
+from quizapp.grading.result import MESSAGE_CAP, capped
 
 CHECKS_MODULE = "quizapp_exercise_checks"
 # Checks modules the warm grader imported before forking this process, by exercise folder.
 PRELOADED: dict[str, object] = {}
+CHANNEL_HELLO = b"quizapp-grade-channel-1\n"  # what the parent writes first on the channel, before the key
+KEY_BYTES = 32
+HELLO_TIMEOUT_S = 30.0
+LEARNER_FRAMES = 20  # the learner's frames shown under an error, the innermost ones
+
+Emit = Callable[..., None]
 
 
 def checks_key(exercise_dir: Path) -> str:
@@ -34,34 +53,126 @@ def checks_module(exercise_dir: Path):
     return module
 
 
-class EventWriter:
-    def __init__(self, path: str):
-        # A dup of the descriptor: if the solution closes or redirects sys.stdout, this stays.
-        self._fh = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives as long as the process
+# -- the result channel ----------------------------------------------------------------------
 
-    def emit(self, event: str, **payload) -> None:
-        self._fh.write(json.dumps({"event": event, **payload}, default=str) + "\n")
-        self._fh.flush()
+def open_channel(fd: int = 0) -> Emit | None:
+    """Take the channel from `fd` (stdin): read the key, hide the socket, and return the function
+    that writes signed events to it; None when `fd` does not carry a grade's channel."""
+    hello = _read_exactly(fd, len(CHANNEL_HELLO) + KEY_BYTES, HELLO_TIMEOUT_S)
+    if hello is None or not hello.startswith(CHANNEL_HELLO):
+        return None
+    channel = _hide(fd)
+    return _signer(channel, hello[len(CHANNEL_HELLO):])
+
+
+def _read_exactly(fd: int, n: int, timeout: float) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        try:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            chunk = os.read(fd, n - len(data)) if ready else b""
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _hide(fd: int) -> int:
+    """Move `fd` to a random descriptor number above the usual ones, closed on exec (a program the
+    solution starts does not get it), and put /dev/null where it was."""
+    import fcntl
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    top = 4096 if soft == resource.RLIM_INFINITY or soft < 0 else min(soft, 4096)
+    low = min(256, top // 2)
+    dup_cloexec = getattr(fcntl, "F_DUPFD_CLOEXEC", None)
+    if dup_cloexec is not None:
+        moved = fcntl.fcntl(fd, dup_cloexec, low + secrets.randbelow(top - low))
+    else:  # a platform without F_DUPFD_CLOEXEC
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD, low + secrets.randbelow(top - low))
+        os.set_inheritable(moved, False)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return moved
+
+
+def _signer(fd: int, key: bytes) -> Emit:
+    """The function that writes one signed event per call. It keeps the key, the descriptor and the
+    sequence number to itself, and holds on to the functions it calls, so that a solution replacing
+    json.dumps or os.write later changes nothing here."""
+    dumps, digest, write = json.dumps, hmac.digest, os.write
+    sequence = itertools.count()
+
+    def emit(event: str, **payload) -> None:
+        body = dumps({"seq": next(sequence), "event": event, **payload}, default=str).encode()
+        view = memoryview(digest(key, body, "sha256").hex().encode() + b" " + body + b"\n")
+        while view:
+            view = view[write(fd, view):]
+
+    return emit
+
+
+# -- describing what went wrong ----------------------------------------------------------------
+
+def type_name(obj) -> str:
+    """The name of obj's class, read past any metaclass that would answer otherwise."""
+    try:
+        return str(type.__dict__["__name__"].__get__(type(obj)))
+    except Exception:  # noqa: BLE001 - cannot happen for a real class; never let it raise
+        return "object"
+
+
+def safe_repr(value, limit: int = 200) -> str:
+    """repr(value), cut to `limit`, or a note when the value's __repr__ fails."""
+    try:
+        text = repr(value)
+        if not isinstance(text, str):
+            raise TypeError
+    except BaseException:  # noqa: BLE001 - a learner's __repr__ may raise anything, even SystemExit
+        return f"<a {type_name(value)} that could not be shown: its __repr__ failed>"
+    return capped(text, limit)
 
 
 def learner_frames(exc: BaseException, solution_path: str) -> str:
-    """The traceback lines that are in the learner's file, most recent last."""
+    """The traceback lines that are in the learner's file, most recent last (the innermost
+    LEARNER_FRAMES of them: a deep recursion is not a page of the same line)."""
     mine = Path(solution_path).resolve()
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == mine]
-    return "\n".join(f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames)
+    shown = [f"  line {f.lineno}, in {f.name}: {capped((f.line or '').strip(), 200)}" for f in frames[-LEARNER_FRAMES:]]
+    if len(frames) > LEARNER_FRAMES:
+        shown.insert(0, f"  ... {len(frames) - LEARNER_FRAMES} earlier frames in your file")
+    return "\n".join(shown)
 
 
-def describe_exception(exc: BaseException, solution_path: str) -> str:
-    if isinstance(exc, SystemExit):
-        return f"the solution called sys.exit({exc.code!r}); a solution must return, not exit"
-    if isinstance(exc, KeyboardInterrupt):
-        return "the solution raised KeyboardInterrupt"
-    head = f"{type(exc).__name__}: {safe_str(exc)}".strip()
+def _frames_below(exc: BaseException, solution_path: str) -> str:
+    """The learner's frames on lines of their own under a message, or nothing."""
     try:
         frames = learner_frames(exc, solution_path)
     except Exception:  # noqa: BLE001 - a traceback we cannot read still leaves the message
-        frames = ""
-    return head + (f"\n{frames}" if frames else "")
+        return ""
+    return f"\n{frames}" if frames else ""
+
+
+def describe_exception(exc: BaseException, solution_path: str) -> str:
+    """What the learner reads about an exception out of their code; never raises, whatever the
+    exception's class, message or exit code does."""
+    try:
+        return capped(_describe(exc, solution_path))
+    except BaseException:  # noqa: BLE001 - e.g. an exit code whose __eq__ exits; say what we can
+        return f"{type_name(exc)} (it could not be described: its attributes failed when read)"
+
+
+def _describe(exc: BaseException, solution_path: str) -> str:
+    if isinstance(exc, SystemExit):
+        return f"the solution called sys.exit({safe_repr(exc.code)}); a solution must return, not exit"
+    if isinstance(exc, KeyboardInterrupt):
+        return "the solution raised KeyboardInterrupt"
+    head = f"{type_name(exc)}: {capped(safe_str(exc), MESSAGE_CAP // 2)}".strip()
+    return head + _frames_below(exc, solution_path)
 
 
 def load_module(name: str, path: Path):
@@ -73,6 +184,13 @@ def load_module(name: str, path: Path):
 
 
 def describe_load_error(exc: BaseException, path: str) -> str:
+    try:
+        return capped(_describe_load_error(exc, path))
+    except BaseException:  # noqa: BLE001 - a SyntaxError subclass with strange attributes
+        return f"the solution failed while being imported: {describe_exception(exc, path)}"
+
+
+def _describe_load_error(exc: BaseException, path: str) -> str:
     if isinstance(exc, SyntaxError):
         where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
         text = f"\n  {exc.text.rstrip()}" if exc.text else ""
@@ -83,38 +201,48 @@ def describe_load_error(exc: BaseException, path: str) -> str:
 
 
 def main(argv=None) -> int:
+    emit = open_channel()  # first: nothing of the solution has run yet
+    if emit is None:
+        print("quizapp.grading.child: stdin does not carry a grade's result channel; "
+              "the grader starts this module itself", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser()
     parser.add_argument("--exercise-dir", required=True)
     parser.add_argument("--solution", required=True)
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--results", required=True)
     parser.add_argument("--memory-mb", type=int, default=0)
     args = parser.parse_args(argv)
     sys.dont_write_bytecode = True  # no __pycache__ next to the learner's file
-    out = EventWriter(args.results)
     try:
-        run(args, out)
+        run(args, emit)
     except BaseException as exc:  # noqa: BLE001 - the grader must report, never crash
-        out.emit("error", message=f"internal grader error: {type(exc).__name__}: {exc}")
-    out.emit("done")
+        try:
+            emit("error", message=f"internal grader error: {describe_exception(exc, args.solution)}")
+        except BaseException:  # noqa: BLE001 - the channel itself is gone: the parent sees no "done"
+            os._exit(3)
+    try:
+        emit("done")
+    except BaseException:  # noqa: BLE001 - as above
+        os._exit(3)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: a solution's atexit handlers or threads must not hang the grade.
     os._exit(0)
 
 
-def run(args, out: EventWriter) -> None:
+def run(args, emit: Emit) -> None:
     warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
     try:
         import torch
     except ImportError as exc:
-        out.emit("error", message=f"torch is not installed in this Python ({sys.executable}): {exc}")
+        emit("error", message=f"torch is not installed in this Python ({sys.executable}): {exc}")
         return
     from quizapp.grading import instrument
-    from quizapp.grading.harness import CheckFailed, CheckSkipped, Context, error_inputs, signature_problem
+    from quizapp.grading.harness import (FOREIGN_SKIP, CheckFailed, CheckSkipped, Context, error_inputs,
+                                         signature_problem, skip_is_the_checks)
 
     if args.device == "cuda" and not torch.cuda.is_available():
-        out.emit("usage_error", message="--device cuda: CUDA is not available on this machine")
+        emit("usage_error", message="--device cuda: CUDA is not available on this machine")
         return
     device = torch.device("cuda" if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else "cpu")
     if args.memory_mb and device.type == "cpu":
@@ -132,22 +260,22 @@ def run(args, out: EventWriter) -> None:
         source.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = source.count(b"\n", 0, exc.start) + 1
-        out.emit("error", message=f"the solution is not UTF-8 text: byte 0x{source[exc.start]:02x} on line {line}; "
-                                  "save the file as UTF-8")
+        emit("error", message=f"the solution is not UTF-8 text: byte 0x{source[exc.start]:02x} on line {line}; "
+                              "save the file as UTF-8")
         return
     try:
         solution = load_module("solution", Path(args.solution))
     except BaseException as exc:  # noqa: BLE001 - any failure to import is the learner's to see
-        out.emit("error", message=describe_load_error(exc, args.solution))
+        emit("error", message=describe_load_error(exc, args.solution))
         return
     spec = checks.CHECKS
     problems = [p for req in spec.required if (p := signature_problem(getattr(solution, req.name, None), req))]
     if problems:
-        out.emit("error", message="\n".join(problems))
+        emit("error", message=capped("\n".join(problems)))
         return
 
-    out.emit("start", device=device.type, torch=torch.__version__,
-             checks=[{"id": c.id, "title": c.title} for c in spec.checks])
+    emit("start", device=device.type, torch=torch.__version__,
+         checks=[{"id": c.id, "title": c.title} for c in spec.checks])
     ctx = Context(solution, reference, device, exercise_dir)
     for check in spec.checks:
         ctx.data = {}
@@ -159,11 +287,18 @@ def run(args, out: EventWriter) -> None:
         except CheckFailed as exc:
             status, message = "fail", safe_str(exc)
         except CheckSkipped as exc:
-            status, message = "skip", safe_str(exc)
+            if skip_is_the_checks(exc, checks):
+                status, message = "skip", safe_str(exc)
+            else:  # the solution raised it, or called the harness's skip()
+                status, message = "error", FOREIGN_SKIP + _frames_below(exc, args.solution)
         except BaseException as exc:  # noqa: BLE001 - an error in the solution is a check error
             status, message = "error", error_inputs(exc) + describe_exception(exc, args.solution)
-        out.emit("check", id=check.id, title=check.title, status=status, message=message,
+        message = capped(message)
+        try:
+            emit("check", id=check.id, title=check.title, status=status, message=message,
                  data=finite_only(ctx.data))
+        except (TypeError, ValueError):  # data that does not serialise: the verdict still goes
+            emit("check", id=check.id, title=check.title, status=status, message=message, data={})
 
 
 def safe_str(exc: BaseException) -> str:
@@ -171,7 +306,7 @@ def safe_str(exc: BaseException) -> str:
     try:
         return str(exc)
     except BaseException:  # noqa: BLE001 - a broken __str__ in the learner's exception
-        return f"{type(exc).__name__} (its message could not be shown: its __str__ failed)"
+        return f"{type_name(exc)} (its message could not be shown: its __str__ failed)"
 
 
 def finite_only(value):

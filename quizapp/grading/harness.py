@@ -8,6 +8,7 @@ import inspect
 import math
 import re
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -18,7 +19,16 @@ class CheckFailed(Exception):
 
 
 class CheckSkipped(Exception):
-    """The check has no meaning here (e.g. needs CUDA)."""
+    """The check has no meaning here (e.g. needs CUDA). Only the checks' own code may raise it (see
+    `skip`): a skip that went through the solution's code is an error."""
+
+
+FOREIGN_SKIP = ("the solution raised the grader's CheckSkipped: only the grader's checks may skip, "
+                "and a skip from the solution is an error")
+
+
+class ForeignSkip(Exception):
+    """What a CheckSkipped that came out of the solution's code becomes."""
 
 
 def fail(message: str):
@@ -28,6 +38,8 @@ def fail(message: str):
 def sibling_module(checks_file: str, name: str):
     """Module `name`.py beside an exercise's checks.py, loaded once by path: exercise folders are
     not packages, and a grade (or a rank forked from it) must share one copy of each module."""
+    if not name.isidentifier():
+        raise ValueError(f"not a module name: {name!r}")
     folder = Path(checks_file).resolve().parent
     module_name = f"quizapp_exercise_{folder.name}_{name}"
     if module_name not in sys.modules:
@@ -35,11 +47,61 @@ def sibling_module(checks_file: str, name: str):
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module  # dataclasses look their module up while the class is made
         spec.loader.exec_module(module)
+        _SIBLINGS.append(module)
     return sys.modules[module_name]
 
 
+_SIBLINGS: list = []  # the exercise modules loaded by sibling_module: checks' code, like checks.py
+
+
 def skip(reason: str):
+    """Skip the running check. Call it from the checks' own code, outside any call into the solution:
+    a skip whose traceback passes through code that is not the grader's counts as the solution's."""
     raise CheckSkipped(reason)
+
+
+def _code_objects(obj, into: set, seen: set) -> None:
+    """Every code object defined by a module, class or function, nested ones (closures, lambdas,
+    comprehensions) included."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, types.CodeType):
+        into.add(obj)
+        for const in obj.co_consts:
+            if isinstance(const, types.CodeType):
+                _code_objects(const, into, seen)
+    elif isinstance(obj, (staticmethod, classmethod)):
+        _code_objects(obj.__func__, into, seen)
+    elif isinstance(obj, property):
+        for fn in (obj.fget, obj.fset, obj.fdel):
+            if fn is not None:
+                _code_objects(fn, into, seen)
+    elif isinstance(obj, types.FunctionType):
+        _code_objects(obj.__code__, into, seen)
+    elif isinstance(obj, (type, types.ModuleType)):
+        for value in list(vars(obj).values()):
+            if isinstance(value, (types.FunctionType, staticmethod, classmethod, property)) or (
+                    isinstance(value, type) and value.__module__ == getattr(obj, "__name__", None)):
+                _code_objects(value, into, seen)
+
+
+def skip_is_the_checks(exc: BaseException, checks_module) -> bool:
+    """Whether every frame a CheckSkipped passed through runs the grader's code: the checks module,
+    the exercise's modules beside it, or the grading package's own modules; the solution's code, or
+    code compiled under one of those files' names, is not."""
+    ours: set = set()
+    seen: set = set()
+    from quizapp.grading import child, instrument
+
+    for module in (sys.modules[__name__], child, instrument, checks_module, *_SIBLINGS):
+        _code_objects(module, ours, seen)
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code not in ours:
+            return False
+        tb = tb.tb_next
+    return True
 
 
 @dataclass
@@ -75,11 +137,41 @@ class Checks:
         return register
 
 
+class SolutionView:
+    """The learner's module as the checks see it: what its functions return comes back plain (see
+    `plain`), and a CheckSkipped out of them is the solution's, never a skip. Everything else (its
+    classes, `__file__`) is the module's own."""
+
+    def __init__(self, module):
+        object.__setattr__(self, "_module", module)
+
+    def __getattr__(self, name):
+        value = getattr(object.__getattribute__(self, "_module"), name)
+        if inspect.isclass(value) or not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            try:
+                result = value(*args, **kwargs)
+            except CheckSkipped as exc:  # its traceback kept: the report shows the learner's lines
+                raise ForeignSkip(FOREIGN_SKIP).with_traceback(exc.__traceback__) from None
+            return plain(result)
+
+        call.__name__ = call.__qualname__ = name
+        return call
+
+    def __setattr__(self, name, value):
+        setattr(object.__getattribute__(self, "_module"), name, value)
+
+    def __repr__(self) -> str:
+        return f"<the solution {object.__getattribute__(self, '_module')!r}>"
+
+
 class Context:
     """What a check sees: the solution, the reference, the device, and a cache for shared runs."""
 
     def __init__(self, solution, reference, device, exercise_dir):
-        self.solution = solution
+        self.solution = solution if isinstance(solution, SolutionView) else SolutionView(solution)
         self.reference = reference
         self.device = device
         self.exercise_dir = exercise_dir
@@ -145,6 +237,49 @@ def signature_problem(obj, req: Required) -> str | None:
     return None
 
 
+# -- what a solution returns -----------------------------------------------------------------
+
+def plain(value):
+    """`value` as plain tensors and Python numbers: a subclass of torch.Tensor becomes a torch.Tensor
+    (same data, same graph), a subclass of float, int, str, list, tuple or dict its base type, so
+    nothing the solution returns can answer a comparison its own way. A tensor that dispatches its
+    own operations has no plain data to read: CheckFailed. Other objects come back as they are."""
+    kind = type(value)  # never value.__class__, which an object may fake
+    if value is None or kind in (bool, int, float, str, complex):
+        return value
+    mro = kind.__mro__
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.Tensor in mro:
+        return _plain_tensor(value, torch)
+    for base, convert in _PLAIN_BASES:
+        if base in mro:
+            return convert(value)
+    return value
+
+
+_PLAIN_BASES = (  # each converts through the base type's own method, never one the subclass overrides
+    (int, int.__int__),
+    (float, float.__float__),
+    (complex, complex.__complex__),
+    (str, str.__str__),
+    (list, lambda v: [plain(x) for x in list.__iter__(v)]),
+    (tuple, lambda v: tuple(plain(x) for x in tuple.__iter__(v))),
+    (dict, lambda v: {plain(k): plain(x) for k, x in dict.items(v)}),
+)
+
+
+def _plain_tensor(value, torch):
+    kind = type(value)
+    if kind is torch.Tensor or kind is torch.nn.Parameter:
+        return value
+    own_dispatch = next((c for c in kind.__mro__ if c is not torch.Tensor and "__torch_dispatch__" in vars(c)), None)
+    if own_dispatch is not None:
+        fail(f"the solution returned a {kind.__name__}, a torch.Tensor subclass that runs its own operations "
+             "(__torch_dispatch__); return a plain torch.Tensor")
+    with torch._C.DisableTorchFunctionSubclass():
+        return torch.Tensor.as_subclass(value, torch.Tensor)
+
+
 # -- saying why --------------------------------------------------------------------------------
 
 def consequence(title: str) -> str:
@@ -181,12 +316,14 @@ def branches_on_device(solution) -> bool:
 # -- numbers ---------------------------------------------------------------------------------
 
 def rel_diff(a: float, b: float) -> float:
+    a, b = plain(a), plain(b)
     if a == b:
         return 0.0
     return abs(a - b) / max(abs(a), abs(b), 1e-30)
 
 
 def close(a: float, b: float, rtol: float, atol: float = 0.0) -> bool:
+    a, b = plain(a), plain(b)
     return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= atol + rtol * abs(b)
 
 

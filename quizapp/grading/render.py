@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from quizapp.grading.result import NOT_RUN, GradeReport, shown_messages
+from quizapp.grading.result import NOT_RUN, GradeReport, printable, shown_messages, shown_text
 from quizapp.words import plural
 
 STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "dim"}
@@ -64,14 +64,16 @@ def integer_ticks(first: int, last: int, most: int = 8) -> list[int]:
 
 
 def print_report(report: GradeReport, exercise=None, console: Console | None = None) -> None:
+    """Print the report. Every text that came from the solution's run (messages, what it printed,
+    the file's name) goes out with its control characters escaped: it cannot drive the terminal."""
     console = console or Console()
     title = exercise.title if exercise else report.exercise
     # Device and torch are known once the child has started; a file that could not be run has neither.
     where = [str(report.file)] + [f"{name} {value}" for name, value in (("device", report.device),
                                                                        ("torch", report.torch)) if value]
-    console.print(Text.assemble((title, "bold"), f"  ({', '.join(where)})"))
+    console.print(Text.assemble((printable(title), "bold"), printable(f"  ({', '.join(where)})")))
     for note in notes_of(report):
-        console.print(Text("Note: " + note, style="bold yellow"))
+        console.print(Text("Note: " + shown_text(note), style="bold yellow"))
     if report.checks:
         table = Table(show_header=True, header_style="bold", expand=False)
         table.add_column("", width=5)
@@ -79,13 +81,13 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
         table.add_column("message", overflow="fold", ratio=1)
         for c, message in zip(report.checks, shown_messages(report.checks)):
             if c.status == "error" and message.startswith(NOT_RUN):  # never reached: not an error of its own
-                table.add_row(Text("-", style="dim"), Text(c.title, style="dim"), Text("not run", style="dim"))
+                table.add_row(Text("-", style="dim"), Text(printable(c.title), style="dim"), Text("not run", style="dim"))
                 continue
-            table.add_row(Text(MARK[c.status], style=STYLE[c.status]), c.title,
-                          Text(message, style=STYLE[c.status] if c.status != "skip" else "dim"))
+            table.add_row(Text(MARK.get(c.status, "?"), style=STYLE.get(c.status, "")), Text(printable(c.title)),
+                          Text(shown_text(message), style=STYLE.get(c.status, "") if c.status != "skip" else "dim"))
         console.print(table)
     if report.status == "error" and report.message:
-        console.print(Text("The solution could not be graded:\n" + report.message, style="magenta"))
+        console.print(Text("The solution could not be graded:\n" + shown_text(report.message), style="magenta"))
     curves = curves_of(report)
     if curves:
         console.print(Text.from_ansi(plot_text(curves, width=min(console.width - 1, 80))))
@@ -93,7 +95,7 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
         shown = report.output.strip().splitlines()
         tail = "\n".join(shown[-15:])
         console.print(f"[dim]Your code printed {plural(len(shown), 'line')}{'; the last 15' if len(shown) > 15 else ''}:[/]")
-        console.print(Text(tail, style="dim"))
+        console.print(Text(printable(tail), style="dim"))
     skipped = sum(1 for c in report.checks if c.status == "skip")
     if report.checks:
         summary = f"{report.passed}/{report.counted} checks passed" + (f", {skipped} skipped" if skipped else "")

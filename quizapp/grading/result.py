@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 SCHEMA = 1
 CHECK_STATUSES = ("pass", "fail", "error", "skip")
+MESSAGE_CAP = 4000  # characters of one message kept (in JSON, in the store, on screen)
+SHOWN_CAP = MESSAGE_CAP + 100  # what the parent keeps: a cut message and the child's note of the cut
+# Characters a terminal acts on instead of showing: C0 controls but newline and tab, DEL, C1
+# controls (0x9b is an 8-bit CSI), lone surrogates (unprintable), and the bidirectional overrides
+# and isolates that reorder what is shown.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with every character a terminal would act on shown escaped (ESC as \\x1b): what a
+    solution prints or raises can never clear a screen, move the cursor or paint a fake result."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def capped(text: str, limit: int = MESSAGE_CAP) -> str:
+    """`text` cut to `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut: {len(text) - limit} more characters)"
+
+
+def shown_text(text, limit: int = SHOWN_CAP) -> str:
+    """A message from the child as every report keeps it: capped, with control characters escaped."""
+    return printable(capped(str(text), limit))
 
 
 @dataclass
@@ -54,7 +79,10 @@ class GradeReport:
 
 
 def overall_status(checks: list[CheckResult]) -> str:
-    return "fail" if any(c.status in ("fail", "error") for c in checks) else "pass"
+    """pass only when no check failed or errored and at least one passed: skips never add up to a pass."""
+    if any(c.status in ("fail", "error") for c in checks) or not any(c.status == "pass" for c in checks):
+        return "fail"
+    return "pass"
 
 
 NOT_RUN = "did not run"  # how the runner words a check that a dead run never reached
@@ -78,7 +106,7 @@ def shown_messages(checks) -> list[str]:
     first: dict[tuple[str, str], str] = {}
     shown = []
     for check in checks:
-        message = check.message or ""
+        message = printable(check.message or "")
         if check.status in ("fail", "error") and message and not message.startswith(NOT_RUN):
             key = (check.status, _without_inputs(message) if check.status == "error" else message)
             if key in first:

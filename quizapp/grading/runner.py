@@ -1,14 +1,24 @@
 """Parent side: run a solution in a child process with limits, and turn its events into a report.
 
 No torch here: the child imports it. The parent alone writes to the progress database.
+
+The child reports over a socket that is its stdin (see child.py): this side writes a fresh key into
+it, then accepts exactly one stream of events signed with that key, numbered from 0, in the order
+a run makes them (start, each planned check once in its place, done; or an error, then done).
+Anything else on the channel (a line the child did not sign, a repeat, a gap, a check out of
+place) means the solution's process wrote to it: the grade stops at once and is an error.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
+import secrets
+import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -17,7 +27,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from quizapp.grading.result import CHECK_STATUSES, CheckResult, GradeReport, overall_status
+from quizapp.grading.child import CHANNEL_HELLO, KEY_BYTES
+from quizapp.grading.result import CHECK_STATUSES, CheckResult, GradeReport, overall_status, printable, shown_text
 from quizapp.grading.warm import child_env
 
 if TYPE_CHECKING:
@@ -27,6 +38,8 @@ OUTPUT_CAP = 64 * 1024
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_MB = 8192
 POLL_S = 0.02
+LINE_LIMIT = 16 * 1024 * 1024  # one event line; a check's curves are a few kilobytes
+TAMPERED = "the result channel was tampered with"
 
 
 class OutputCollector(threading.Thread):
@@ -52,31 +65,89 @@ class OutputCollector(threading.Thread):
         return text
 
 
-class EventFile:
-    """Read complete JSON lines as the child appends them."""
+class Tampered(Exception):
+    """Something other than the child's one signed stream reached the result channel."""
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.offset = 0
+
+class ChannelReader:
+    """Turns the bytes of the channel into the child's events: every line signed with the grade's
+    key and numbered in sequence, or Tampered."""
+
+    def __init__(self, key: bytes):
+        self.key = key
         self.buffer = b""
+        self.next_seq = 0
+
+    def feed(self, data: bytes) -> list[dict]:
+        self.buffer += data
+        if b"\n" not in data:
+            if len(self.buffer) > LINE_LIMIT:
+                raise Tampered(f"a line of more than {LINE_LIMIT // (1024 * 1024)} MB")
+            return []
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [self._event(line) for line in lines]
+
+    def _event(self, line: bytes) -> dict:
+        mac, _, body = line.partition(b" ")
+        if not hmac.compare_digest(mac, hmac.digest(self.key, body, "sha256").hex().encode()):
+            raise Tampered("a line the grader's child did not write: it is not signed with this grade's key")
+        try:
+            event = json.loads(body)
+        except ValueError:
+            raise Tampered("a signed line that is not JSON") from None
+        seq = event.get("seq") if isinstance(event, dict) else None
+        if type(seq) is not int or seq != self.next_seq:
+            raise Tampered(f"event number {seq} where {self.next_seq} was due: a repeat, a replay or a gap "
+                           "in the sequence")
+        self.next_seq += 1
+        del event["seq"]
+        return event
+
+
+class Channel:
+    """The parent's end of the result channel: a socket read without blocking."""
+
+    def __init__(self):
+        self.key = secrets.token_bytes(KEY_BYTES)
+        self.ours, self.theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.ours.sendall(CHANNEL_HELLO + self.key)  # waits in the socket until the child reads it
+        self.ours.setblocking(False)
+        self.reader = ChannelReader(self.key)
+        self.closed = False
+
+    def given(self) -> None:
+        """The child (or the zygote) has its end now: ours must not keep it open."""
+        self.theirs.close()
+
+    def wait(self, timeout: float) -> None:
+        """Until something can be read, or `timeout` seconds."""
+        if self.closed:
+            time.sleep(timeout)
+            return
+        try:
+            select.select([self.ours], [], [], timeout)
+        except (OSError, ValueError):
+            time.sleep(timeout)
 
     def new_events(self) -> list[dict]:
-        try:
-            with self.path.open("rb") as fh:
-                fh.seek(self.offset)
-                chunk = fh.read()
-        except FileNotFoundError:
-            return []
-        self.offset += len(chunk)
-        self.buffer += chunk
-        *lines, self.buffer = self.buffer.split(b"\n")
+        """The events that arrived since the last call; raises Tampered."""
         events = []
-        for line in lines:
+        while not self.closed:
             try:
-                events.append(json.loads(line))
-            except ValueError:
-                continue
+                data = self.ours.recv(1 << 20)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                data = b""
+            if not data:
+                self.closed = True
+                break
+            events += self.reader.feed(data)
         return events
+
+    def close(self) -> None:
+        self.ours.close()
+        self.theirs.close()
 
 
 def become_subreaper() -> bool:
@@ -134,10 +205,11 @@ def _kill_group(proc) -> None:
         pass
 
 
-def child_args(exercise_dir: Path, solution: Path, device: str, results: Path, memory_mb: int) -> list[str]:
-    """The arguments of `python -m quizapp.grading.child`, for a cold child and a warm one alike."""
+def child_args(exercise_dir: Path, solution: Path, device: str, memory_mb: int) -> list[str]:
+    """The arguments of `python -m quizapp.grading.child`, for a cold child and a warm one alike
+    (the result channel is its stdin, named nowhere)."""
     return ["--exercise-dir", str(exercise_dir), "--solution", str(solution), "--device", device,
-            "--results", str(results), "--memory-mb", str(memory_mb)]
+            "--memory-mb", str(memory_mb)]
 
 
 def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str = "auto",
@@ -153,45 +225,54 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     started = time.monotonic()
     solution = solution.resolve()
     scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-"))
-    results = scratch / "events.jsonl"
     workdir = scratch / "work"
     workdir.mkdir()
     env = child_env()
-    args = child_args(exercise_dir, solution, device, results, memory_mb)
+    args = child_args(exercise_dir, solution, device, memory_mb)
     state = _RunState(exercise_id, solution, on_event)
-    proc = warm.spawn(args, workdir, env, device=device) if warm is not None else None
+    channel = Channel()
+    proc = warm.spawn(args, workdir, env, device=device, channel=channel.theirs) if warm is not None else None
     reaping = False
     if proc is None:
+        if warm is not None:  # a zygote that failed may have forked a child that took the key: a new one
+            channel.close()
+            channel = Channel()
         reaping = become_subreaper()
         ours_before = child_pids() if reaping else set()
         try:
             proc = subprocess.Popen([sys.executable, "-m", "quizapp.grading.child", *args], cwd=workdir, env=env,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=channel.theirs.fileno(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         except OSError as exc:
+            channel.close()
             shutil.rmtree(scratch, ignore_errors=True)
             return state.report(started, f"could not start the grader process: {exc}", "")
+    channel.given()
     collector = OutputCollector(proc.stdout)
     collector.start()
-    events = EventFile(results)
     reason = None
     try:
         while proc.poll() is None:
-            state.feed(events.new_events())
+            state.feed(channel.new_events())
             if time.monotonic() - started > timeout:
                 reason = f"timed out after {timeout:g} s (the whole process group was killed); look for an endless loop or a long sleep"
                 break
             if cancel is not None and cancel.is_set():
                 reason = "cancelled"
                 break
-            time.sleep(POLL_S)
+            channel.wait(POLL_S)
+        if reason is None:
+            state.feed(channel.new_events())  # what the child wrote before it ended
+    except Tampered as exc:
+        reason = f"{TAMPERED}: {exc}. This grade does not count: the solution's process wrote to the grader's channel"
+        state.tampered = True
     finally:
         _kill_group(proc)  # also stops anything the solution started in its group
         proc.wait()
         if reaping:
             stop_escaped(ours_before)  # and what left the group; it may hold the output pipe open
         collector.join(timeout=5)
-    state.feed(events.new_events())
+        channel.close()
     shutil.rmtree(scratch, ignore_errors=True)
     if reason is None and not state.done:
         reason = _early_end(proc.returncode, state)
@@ -211,16 +292,25 @@ def _early_end(returncode: int, state: "_RunState") -> str:
 def _well_formed(event) -> bool:
     if not isinstance(event, dict) or not isinstance(event.get("event"), str):
         return False
-    if event["event"] == "check":
+    kind = event["event"]
+    if kind == "check":
         return (all(isinstance(event.get(k), str) for k in ("id", "title", "message"))
                 and event.get("status") in CHECK_STATUSES and isinstance(event.get("data", {}), dict))
-    if event["event"] == "start":
-        return isinstance(event.get("checks"), list) and all(isinstance(c, dict) for c in event["checks"])
-    return True
+    if kind == "start":
+        return (isinstance(event.get("device"), str) and isinstance(event.get("torch"), str)
+                and isinstance(event.get("checks"), list)
+                and all(isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("title"), str)
+                        for c in event["checks"]))
+    if kind in ("error", "usage_error"):
+        return isinstance(event.get("message"), str)
+    return kind == "done"
 
 
 class _RunState:
-    """Accumulates the child's events into checks, forwarding each event as it arrives."""
+    """Accumulates the child's events into checks, forwarding each event as it arrives.
+
+    `feed` accepts one run's events in the one order a run makes them, else raises Tampered.
+    """
 
     def __init__(self, exercise_id: str, solution: Path, on_event):
         self.exercise_id = exercise_id
@@ -231,7 +321,10 @@ class _RunState:
         self.device = self.torch = None
         self.error: str | None = None
         self.usage_error: str | None = None
+        self.started = False
+        self.ended = False  # an error or usage_error came: only "done" may follow
         self.done = False
+        self.tampered = False
 
     @property
     def current(self) -> str | None:
@@ -239,24 +332,55 @@ class _RunState:
 
     def feed(self, events: list[dict]) -> None:
         for event in events:
-            if not _well_formed(event):
-                continue  # whatever else reached the file (say, a solution writing to it) is ignored
-            kind = event.get("event")
+            self._accept(event)
+            kind = event["event"]
             if kind == "start":
-                self.device, self.torch = event.get("device"), event.get("torch")
-                self.planned = list(event.get("checks", []))
+                self.started = True
+                self.device, self.torch = event["device"], event["torch"]
+                self.planned = [{"id": c["id"], "title": c["title"]} for c in event["checks"]]
+                forward = {"event": "start", "device": self.device, "torch": self.torch, "checks": self.planned}
             elif kind == "check":
-                self.checks.append(CheckResult(event["id"], event["title"], event["status"],
-                                               event.get("message", ""), event.get("data") or {}))
+                check = CheckResult(event["id"], printable(event["title"]), event["status"],
+                                    shown_text(event["message"]), event.get("data") or {})
+                self.checks.append(check)
+                forward = {"event": "check", "id": check.id, "title": check.title, "status": check.status,
+                           "message": check.message, "data": check.data}
             elif kind == "error":
-                self.error = event.get("message")
+                self.ended = True
+                self.error = shown_text(event["message"])
+                forward = {"event": "error", "message": self.error}
             elif kind == "usage_error":
-                self.usage_error = event.get("message")
-            elif kind == "done":
+                self.ended = True
+                self.usage_error = shown_text(event["message"])
+                continue
+            else:
                 self.done = True
                 continue
-            if self.on_event is not None and kind in ("start", "check", "error"):
-                self.on_event(event)
+            if self.on_event is not None:
+                self.on_event(forward)
+
+    def _accept(self, event) -> None:
+        """Raise Tampered unless `event` is the one a run can make next."""
+        if not _well_formed(event):
+            raise Tampered("a malformed event")
+        kind = event["event"]
+        if self.done:
+            raise Tampered(f"an event after the end of the run ({kind})")
+        if kind == "start":
+            if self.started or self.ended:
+                raise Tampered("a second start of the run")
+        elif kind == "check":
+            if not self.started or self.ended:
+                raise Tampered("a check result before the run started, or after it stopped")
+            due = self.planned[len(self.checks)] if len(self.checks) < len(self.planned) else None
+            if due is None or (event["id"], event["title"]) != (due["id"], due["title"]):
+                raise Tampered(f"a result for check '{printable(event['id'])}' out of order: "
+                               f"{'no more checks were due' if due is None else repr(due['id']) + ' was due'}")
+        elif kind in ("error", "usage_error"):
+            if self.ended or (kind == "usage_error" and self.started):
+                raise Tampered(f"an {kind} event where none can come")
+        elif not self.ended and not (self.started and len(self.checks) == len(self.planned)):
+            raise Tampered("the end of the run before every check had reported")
 
     def report(self, started: float, cut_short: str | None, output: str) -> GradeReport:
         checks = list(self.checks)
@@ -272,13 +396,16 @@ class _RunState:
                 reason = cut_short if i == 0 else "did not run: an earlier check ended the run"
                 checks.append(CheckResult(str(planned.get("id")), str(planned.get("title")), "error", reason))
             message = cut_short
-        if self.usage_error:
+        if self.usage_error and not self.tampered:
             status = "usage"
             message = self.usage_error
         elif message is not None and (cut_short is not None or not checks):
             status = "error"
         else:
             status = overall_status(checks)
+            if status == "fail" and not any(c.status in ("fail", "error") for c in checks):
+                message = ("no check passed (every check was skipped here), and a grade needs at least one passing "
+                           "check" if checks else "the exercise has no check that could run")
         return GradeReport(exercise=self.exercise_id, file=str(self.solution), status=status, message=message,
                            device=self.device, torch=self.torch, duration_s=time.monotonic() - started,
                            checks=checks, output=output)

@@ -2,8 +2,8 @@
 
 No torch here. The zygote is a process of its own, in a session of its own, that this side talks
 to over a Unix socket pair; it ends when this side closes its end (or dies). `runner.grade`
-drives a `WarmChild` exactly as it drives a cold `Popen`: same timeout, output cap, results file,
-and process-group kill. When the zygote cannot give a child (it died, is starting up again, or
+drives a `WarmChild` exactly as it drives a cold `Popen`: same timeout, output cap, result channel
+(the child's stdin, handed over with the request), and process-group kill. When the zygote cannot give a child (it died, is starting up again, or
 cannot fork safely), `spawn` returns None and the runner grades cold: the learner sees a slower
 grade, never an error of ours.
 """
@@ -159,8 +159,10 @@ class WarmGrader:
                 self._proc.wait()
             self._proc = None
 
-    def spawn(self, args: list[str], cwd: Path, env: dict[str, str], *, device: str = "cpu") -> WarmChild | None:
-        """Fork a grade's child running `quizapp.grading.child` with `args` in `cwd`, or None.
+    def spawn(self, args: list[str], cwd: Path, env: dict[str, str], *, device: str = "cpu",
+              channel: socket.socket) -> WarmChild | None:
+        """Fork a grade's child running `quizapp.grading.child` with `args` in `cwd` and the
+        `channel` socket as its stdin, or None.
 
         For a grade that may use CUDA (`device` auto or cuda), None too when the zygote has the
         CUDA driver loaded: CUDA does not survive a fork once initialised.
@@ -171,18 +173,18 @@ class WarmGrader:
                     return None
                 if device != "cpu" and not self.cuda_fork_safe:
                     return None
-                child = self._request(args, cwd, env)
+                child = self._request(args, cwd, env, channel)
                 if child is not None:
                     return child
                 self._discard()
         return None
 
-    def _request(self, args: list[str], cwd: Path, env: dict[str, str]) -> WarmChild | None:
+    def _request(self, args: list[str], cwd: Path, env: dict[str, str], channel: socket.socket) -> WarmChild | None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         out_r, out_w = os.pipe()
         payload = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode()
         try:
-            socket.send_fds(self._control, [payload], [theirs.fileno(), out_w])
+            socket.send_fds(self._control, [payload], [theirs.fileno(), out_w, channel.fileno()])
         except OSError:
             ours.close()
             os.close(out_r)

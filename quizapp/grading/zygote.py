@@ -4,8 +4,10 @@ It pays once for what every grade's child pays at start (torch, `torch._dynamo`,
 instrumentation, every exercise's checks module), then forks one fresh child per grade; that child
 runs `quizapp.grading.child.main` exactly as a cold child would. The parent (`warm.py`) talks to it
 over a Unix socket pair: a request carries the child's arguments, working folder and environment,
-plus two descriptors: the grade's own socket (for the child's pid and its exit status) and the
-write end of the pipe that captures the child's output.
+plus three descriptors: the grade's own socket (for the child's pid and its exit status), the
+write end of the pipe that captures the child's output, and the child's end of the result
+channel, which becomes its stdin (child.py takes it from there). This process never reads the
+channel: the key in it is for the child alone.
 
 Why forking after `import torch` is safe here: a fork copies only the calling thread, so it is
 unsafe when another thread holds a lock or owns state the copy needs. This process never runs a
@@ -169,11 +171,11 @@ class Server:
             return "gone"
         if not data:
             return "gone"
-        if len(fds) != 2:
+        if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
             return "ok"
-        grade_sock, output = socket.socket(fileno=fds[0]), fds[1]
+        grade_sock, output, channel = socket.socket(fileno=fds[0]), fds[1], fds[2]
         try:
             request = json.loads(data)
             if source_fingerprint() != self.fingerprint:
@@ -185,7 +187,7 @@ class Server:
             pid = os.fork()
             if pid == 0:
                 try:
-                    self._keeper(request, grade_sock, output)
+                    self._keeper(request, grade_sock, output, channel)
                 finally:
                     os._exit(70)
             self.keepers.add(pid)
@@ -193,8 +195,9 @@ class Server:
         finally:
             grade_sock.close()
             os.close(output)
+            os.close(channel)
 
-    def _keeper(self, request: dict, grade_sock: socket.socket, output: int) -> None:
+    def _keeper(self, request: dict, grade_sock: socket.socket, output: int, channel: int) -> None:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         self.control.close()
@@ -206,10 +209,11 @@ class Server:
         if pid == 0:
             try:
                 grade_sock.close()
-                run_grade_child(request, output, self.preloaded)
+                run_grade_child(request, output, channel, self.preloaded)
             finally:
                 os._exit(70)
         os.close(output)
+        os.close(channel)
         send(grade_sock, {"pid": pid, "pgid": os.getpid()})
         code = None
         while code is None:
@@ -232,13 +236,13 @@ class Server:
         reap()
 
 
-def run_grade_child(request: dict, output: int, preloaded: dict) -> None:
-    """In the forked child: take the grade's folder, output and environment, then grade as cold."""
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
+def run_grade_child(request: dict, output: int, channel: int, preloaded: dict) -> None:
+    """In the forked child: take the grade's folder, output, result channel (as stdin, as a cold
+    child has it) and environment, then grade as cold."""
+    os.dup2(channel, 0)
     os.dup2(output, 1)
     os.dup2(output, 2)
-    os.close(devnull)
+    os.close(channel)
     os.close(output)
     os.chdir(request["cwd"])
     os.environ.clear()

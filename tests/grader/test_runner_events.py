@@ -1,11 +1,13 @@
 """The parent's reading of the child's events: announced checks that never report are never a
-pass, and lines that are not well-formed events are ignored."""
+pass, and an event that is not well formed voids the run (only the child writes the channel)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from quizapp.grading.runner import _RunState
+import pytest
+
+from quizapp.grading.runner import Tampered, _RunState
 
 START = {"event": "start", "device": "cpu", "torch": "x",
          "checks": [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}, {"id": "c", "title": "C"}]}
@@ -40,7 +42,7 @@ def test_checks_after_a_crash_did_not_run():
     assert report.checks[2].message.startswith("did not run")
 
 
-def test_malformed_lines_are_ignored():
-    report = report_of(START, [1, 2], {"event": "check", "id": "a"}, check("a", "bogus"), "text",
-                       check("a"), check("b"), check("c"), {"event": "done"})
-    assert report.status == "pass" and [c.id for c in report.checks] == ["a", "b", "c"]
+@pytest.mark.parametrize("bad", [[1, 2], {"event": "check", "id": "a"}, check("a", "bogus"), "text"])
+def test_a_malformed_event_is_refused(bad):
+    with pytest.raises(Tampered, match="malformed"):
+        report_of(START, bad, check("a"), check("b"), check("c"), {"event": "done"})
