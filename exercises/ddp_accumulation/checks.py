@@ -29,6 +29,10 @@ GRAD_RTOL = 2e-5
 # ranks agree to the bit on CPU; the small allowance is for other back-ends' reduction orders.
 RANK_RTOL = 1e-6
 
+# The ranks' gloo process group talks over localhost TCP on ports the kernel picks: the child's sandbox
+# lets this exercise bind and connect on the ephemeral range (no well-known port).
+NEEDS_LOCAL_TCP = True
+
 CHECKS = Checks(Required(
     "train_ddp_accumulation",
     "(model, loader, optimizer, loss_fn, accum_steps, *, max_grad_norm=None) -> int",

@@ -35,7 +35,8 @@ PRELOADED: dict[str, object] = {}
 CHANNEL_HELLO = b"quizapp-grade-channel-1\n"  # what the parent writes first on the channel, before the key
 KEY_BYTES = 32
 HELLO_TIMEOUT_S = 30.0
-LEARNER_FRAMES = 20  # the learner's frames shown under an error, the innermost ones
+LEARNER_FRAMES = 20
+TMP_ENV = "TMPDIR"  # the grade's own temp folder, set by the runner: writable inside the sandbox  # the learner's frames shown under an error, the innermost ones
 
 Emit = Callable[..., None]
 
@@ -201,6 +202,9 @@ def _describe_load_error(exc: BaseException, path: str) -> str:
 
 
 def main(argv=None) -> int:
+    from quizapp.grading.sandbox import die_with_parent
+
+    die_with_parent()  # a grader killed or hung up takes its grade with it, time limit and all
     emit = open_channel()  # first: nothing of the solution has run yet
     if emit is None:
         print("quizapp.grading.child: stdin does not carry a grade's result channel; "
@@ -263,18 +267,19 @@ def run(args, emit: Emit) -> None:
         emit("error", message=f"the solution is not UTF-8 text: byte 0x{source[exc.start]:02x} on line {line}; "
                               "save the file as UTF-8")
         return
+    protection = enter_sandbox(checks)  # everything trusted is loaded: from here on, the learner's code
     try:
         solution = load_module("solution", Path(args.solution))
     except BaseException as exc:  # noqa: BLE001 - any failure to import is the learner's to see
-        emit("error", message=describe_load_error(exc, args.solution))
+        emit("error", message=describe_load_error(exc, args.solution), sandbox=protection.describe())
         return
     spec = checks.CHECKS
     problems = [p for req in spec.required if (p := signature_problem(getattr(solution, req.name, None), req))]
     if problems:
-        emit("error", message=capped("\n".join(problems)))
+        emit("error", message=capped("\n".join(problems)), sandbox=protection.describe())
         return
 
-    emit("start", device=device.type, torch=torch.__version__,
+    emit("start", device=device.type, torch=torch.__version__, sandbox=protection.describe(),
          checks=[{"id": c.id, "title": c.title} for c in spec.checks])
     ctx = Context(solution, reference, device, exercise_dir)
     for check in spec.checks:
@@ -299,6 +304,17 @@ def run(args, emit: Emit) -> None:
                  data=finite_only(ctx.data))
         except (TypeError, ValueError):  # data that does not serialise: the verdict still goes
             emit("check", id=check.id, title=check.title, status=status, message=message, data={})
+
+
+def enter_sandbox(checks):
+    """Restrict this process (and all it starts) before the solution is imported: writes only in the
+    grade's folder and its temp folder, no TCP unless the exercise's checks say they need local ports
+    (DDP's gloo ranks: NEEDS_LOCAL_TCP), no signals outside the grade. Returns what is in force."""
+    from quizapp.grading import sandbox
+
+    writable = [Path(os.environ[TMP_ENV])] if os.path.isdir(os.environ.get(TMP_ENV, "")) else []
+    tcp = sandbox.ephemeral_tcp_ports() if getattr(checks, "NEEDS_LOCAL_TCP", False) else None
+    return sandbox.apply(Path.cwd(), writable=writable, allow_tcp_ports=tcp)
 
 
 def safe_str(exc: BaseException) -> str:

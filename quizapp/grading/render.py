@@ -72,6 +72,8 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
     where = [str(report.file)] + [f"{name} {value}" for name, value in (("device", report.device),
                                                                        ("torch", report.torch)) if value]
     console.print(Text.assemble((printable(title), "bold"), printable(f"  ({', '.join(where)})")))
+    if report.sandbox:
+        console.print(Text(report.sandbox[:1].upper() + report.sandbox[1:], style="dim"))
     for note in notes_of(report):
         console.print(Text("Note: " + shown_text(note), style="bold yellow"))
     if report.checks:

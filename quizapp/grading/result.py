@@ -56,6 +56,7 @@ class GradeReport:
     duration_s: float
     checks: list[CheckResult] = field(default_factory=list)
     output: str = ""  # what the solution printed (capped)
+    sandbox: str | None = None  # the protection the solution ran under, in words (None: it never ran)
 
     @property
     def passed(self) -> int:
@@ -71,6 +72,7 @@ class GradeReport:
             "schema": SCHEMA, "exercise": self.exercise, "file": self.file, "status": self.status,
             "message": self.message, "device": self.device, "torch": self.torch,
             "duration_s": round(self.duration_s, 2), "checks": [c.to_json() for c in self.checks],
+            "sandbox": self.sandbox,
         }
 
     @property

@@ -227,7 +227,9 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-"))
     workdir = scratch / "work"
     workdir.mkdir()
+    (scratch / "tmp").mkdir()
     env = child_env()
+    env["TMPDIR"] = str(scratch / "tmp")  # the sandboxed child may write there and in workdir only
     args = child_args(exercise_dir, solution, device, memory_mb)
     state = _RunState(exercise_id, solution, on_event)
     channel = Channel()
@@ -319,6 +321,7 @@ class _RunState:
         self.checks: list[CheckResult] = []
         self.planned: list[dict] = []
         self.device = self.torch = None
+        self.sandbox: str | None = None  # what protected the run, as the child's start event said
         self.error: str | None = None
         self.usage_error: str | None = None
         self.started = False
@@ -337,8 +340,10 @@ class _RunState:
             if kind == "start":
                 self.started = True
                 self.device, self.torch = event["device"], event["torch"]
+                self._note_sandbox(event)
                 self.planned = [{"id": c["id"], "title": c["title"]} for c in event["checks"]]
-                forward = {"event": "start", "device": self.device, "torch": self.torch, "checks": self.planned}
+                forward = {"event": "start", "device": self.device, "torch": self.torch, "checks": self.planned,
+                           "sandbox": self.sandbox}
             elif kind == "check":
                 check = CheckResult(event["id"], printable(event["title"]), event["status"],
                                     shown_text(event["message"]), event.get("data") or {})
@@ -347,6 +352,7 @@ class _RunState:
                            "message": check.message, "data": check.data}
             elif kind == "error":
                 self.ended = True
+                self._note_sandbox(event)  # an error after the sandbox was entered says which it was
                 self.error = shown_text(event["message"])
                 forward = {"event": "error", "message": self.error}
             elif kind == "usage_error":
@@ -358,6 +364,11 @@ class _RunState:
                 continue
             if self.on_event is not None:
                 self.on_event(forward)
+
+    def _note_sandbox(self, event: dict) -> None:
+        sandbox = event.get("sandbox")
+        if isinstance(sandbox, str):
+            self.sandbox = printable(sandbox)[:300]
 
     def _accept(self, event) -> None:
         """Raise Tampered unless `event` is the one a run can make next."""
@@ -408,4 +419,4 @@ class _RunState:
                            "check" if checks else "the exercise has no check that could run")
         return GradeReport(exercise=self.exercise_id, file=str(self.solution), status=status, message=message,
                            device=self.device, torch=self.torch, duration_s=time.monotonic() - started,
-                           checks=checks, output=output)
+                           checks=checks, output=output, sandbox=self.sandbox)

@@ -222,6 +222,9 @@ def child_env() -> dict[str, str]:
     package_root = str(Path(quizapp.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
     env["PYTHONUNBUFFERED"] = "1"
+    # No BLAS thread pool started at numpy's import (the zygote does the same): a thread started before
+    # the sandbox keeps its rights on kernels before Landlock ABI 8.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     return env
 
 

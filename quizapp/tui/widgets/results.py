@@ -134,6 +134,8 @@ class GradeResults(VerticalGroup):
             line.append("  (" + ", ".join(details) + ")", style="dim")
         if report.get("message"):
             line.append(f"\n{report['message']}")
+        if isinstance(report.get("sandbox"), str):  # which protection the solution ran under
+            line.append(f"\n{report['sandbox'][:1].upper()}{report['sandbox'][1:]}", style="dim")
         self.set_status(line)
         # Go to the first check that did not pass: its message is what the learner wants to read.
         failing = [i for i, key in enumerate(self.table.rows) if self.checks.get(key.value) and
