@@ -31,6 +31,16 @@ def pytest_unconfigure(config):
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def grades_may_write_the_test_folders(tmp_path_factory):
+    """The grader's sandbox lets a solution write only in its grade's folder; the suite's own test
+    solutions leave pid files and probes in their test's tmp_path, so the suite's temp root is
+    writable to grades. Tests of the sandbox itself unset this (monkeypatch.delenv)."""
+    os.environ["QUIZAPP_GRADE_WRITABLE"] = str(tmp_path_factory.getbasetemp())
+    yield
+    os.environ.pop("QUIZAPP_GRADE_WRITABLE", None)
+
+
 @pytest.fixture(autouse=True)
 def quizapp_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "quizapp-home"

@@ -35,8 +35,9 @@ PRELOADED: dict[str, object] = {}
 CHANNEL_HELLO = b"quizapp-grade-channel-1\n"  # what the parent writes first on the channel, before the key
 KEY_BYTES = 32
 HELLO_TIMEOUT_S = 30.0
-LEARNER_FRAMES = 20
-TMP_ENV = "TMPDIR"  # the grade's own temp folder, set by the runner: writable inside the sandbox  # the learner's frames shown under an error, the innermost ones
+LEARNER_FRAMES = 20  # the learner's frames shown under an error, the innermost ones
+TMP_ENV = "TMPDIR"  # the grade's own temp folder, set by the runner: writable inside the sandbox
+EXTRA_WRITABLE_ENV = "QUIZAPP_GRADE_WRITABLE"  # more folders every grade may write (os.pathsep-separated)
 
 Emit = Callable[..., None]
 
@@ -313,6 +314,9 @@ def enter_sandbox(checks):
     from quizapp.grading import sandbox
 
     writable = [Path(os.environ[TMP_ENV])] if os.path.isdir(os.environ.get(TMP_ENV, "")) else []
+    # Folders the grader's caller lets every grade write (the test suite's temp folder, where its
+    # solutions leave their pids); set in the grader's environment, out of the solution's reach.
+    writable += [Path(p) for p in os.environ.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if os.path.isdir(p)]
     tcp = sandbox.ephemeral_tcp_ports() if getattr(checks, "NEEDS_LOCAL_TCP", False) else None
     return sandbox.apply(Path.cwd(), writable=writable, allow_tcp_ports=tcp)
 

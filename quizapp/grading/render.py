@@ -72,10 +72,10 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
     where = [str(report.file)] + [f"{name} {value}" for name, value in (("device", report.device),
                                                                        ("torch", report.torch)) if value]
     console.print(Text.assemble((printable(title), "bold"), printable(f"  ({', '.join(where)})")))
-    if report.sandbox:
-        console.print(Text(report.sandbox[:1].upper() + report.sandbox[1:], style="dim"))
     for note in notes_of(report):
         console.print(Text("Note: " + shown_text(note), style="bold yellow"))
+    if report.sandbox:
+        console.print(Text(report.sandbox[:1].upper() + report.sandbox[1:], style="dim"))
     if report.checks:
         table = Table(show_header=True, header_style="bold", expand=False)
         table.add_column("", width=5)

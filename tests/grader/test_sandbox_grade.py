@@ -35,9 +35,10 @@ def exercise_copy(tmp_path) -> Path:
 
 @needs_landlock
 @pytest.mark.parametrize("way", ["cold", "warm"])
-def test_a_solution_cannot_reach_outside_its_grade(way, exercise_copy, quizapp_home, tmp_path):
+def test_a_solution_cannot_reach_outside_its_grade(way, exercise_copy, quizapp_home, tmp_path, monkeypatch):
     from quizapp.study.store import Store
 
+    monkeypatch.delenv("QUIZAPP_GRADE_WRITABLE", raising=False)  # the sandbox as a learner has it
     Store.open().close()  # the learner's store exists
     store_file = quizapp_home / "progress.sqlite3"
     before = store_file.read_bytes(), (exercise_copy / "checks.py").read_bytes()
