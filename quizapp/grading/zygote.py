@@ -247,6 +247,9 @@ def run_grade_child(request: dict, output: int, channel: int, preloaded: dict) -
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    import tempfile
+
+    tempfile.tempdir = None  # read TMPDIR again: the grade's own temp folder, the one its sandbox lets it write
     signal.signal(signal.SIGINT, signal.default_int_handler)
     # Fresh streams on the new descriptors, unbuffered as the cold child's (PYTHONUNBUFFERED).
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))

@@ -128,3 +128,17 @@ def test_a_solution_dies_with_its_killed_grader(sig, tmp_path):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+@needs_landlock
+def test_a_warm_grade_writes_its_temp_files_in_its_own_folder(monkeypatch):
+    """The zygote's tempfile module read TMPDIR before the fork: a warm DDP grade (its launcher makes a
+    temp folder) must use the grade's own temp folder, the one its sandbox lets it write."""
+    monkeypatch.delenv("QUIZAPP_GRADE_WRITABLE", raising=False)
+    warm = WarmGrader()
+    try:
+        report = grade(ROOT / "exercises" / "ddp_accumulation" / "reference.py", ROOT / "exercises" / "ddp_accumulation",
+                       exercise_id="ddp_accumulation", warm=warm)
+    finally:
+        warm.close()
+    assert report.status == "pass", [(c.id, c.message) for c in report.checks if c.status != "pass"]
