@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import NamedTuple
 
 from quizapp.bank.outline import BankOutline
@@ -79,6 +80,7 @@ CARD_STATES = (1, 2, 3)  # Learning, Review, Relearning
 MAX_STABILITY_DAYS = 1_000_000.0  # FSRS caps intervals at 36,500 days; this only keeps dates in range
 
 
+@lru_cache(maxsize=8192)  # every reader checks a card before parsing it; a redraw checks them all again
 def card_problem(card_json) -> str | None:
     """Why a stored card (the `cards.card` JSON) is not one the scheduler can read, or None when it is.
 

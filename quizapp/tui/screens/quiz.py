@@ -75,6 +75,10 @@ class QuizScreen(Screen):
     def question(self) -> Question:
         return self.questions[self.index]
 
+    def asked_before(self, q: Question) -> bool:
+        """Whether `q` was answered earlier this session: it only comes back after Again."""
+        return any(a.question.id == q.id for a in self.result.answered)
+
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static(id="quiz-progress")
@@ -92,7 +96,7 @@ class QuizScreen(Screen):
         self.pending = None
         right = sum(1 for a in self.result.first_tries if a.correct)
         wrong = sum(1 for a in self.result.first_tries if a.correct is False)
-        again = q.id in self.reasked and any(a.question.id == q.id for a in self.result.answered)
+        again = self.asked_before(q)
         self.query_one("#quiz-progress", Static).update(Text.assemble(
             f"{self.index + 1} of {len(self.questions)}  ", (f"✔ {right}", "green"), " ", (f"✘ {wrong}", "red"),
             "  ", (self.result.title, "bold"), ("  · again, after Again" if again else "", "yellow"),
@@ -201,8 +205,7 @@ class QuizScreen(Screen):
             self.notify(f"Your answer could not be saved: {exc}", title="Not saved", severity="error")
             return False
         self.pending = None
-        again = any(a.question.id == q.id for a in self.result.answered)
-        self.result.answered.append(Answered(q, pending.verdict.correct, rating, again=again))
+        self.result.answered.append(Answered(q, pending.verdict.correct, rating, again=self.asked_before(q)))
         # Again: the question comes back later in this session, as in Anki (each time a review of its own).
         rest = self.questions[self.index + 1:]
         if requeue_again(rest, q, rating, self.reasked):
