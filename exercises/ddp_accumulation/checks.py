@@ -11,6 +11,7 @@ import torch
 import torch._dynamo  # noqa: F401 - DDP imports it on first use: once here, not once per forked rank
 import torch.nn.functional as F
 
+from quizapp.grading import accumulation
 from quizapp.grading.harness import Checks, Required, fail, sibling_module
 
 HERE = Path(__file__).resolve().parent
@@ -126,13 +127,7 @@ def split_groups(events: list[dict]) -> list[list[dict]]:
 
 # -- shared comparisons ---------------------------------------------------------------------
 
-ADVICE = {
-    "divisible": "with equal sizes each micro-batch's mean loss is weighted 1 / accum_steps (= n_i / N)",
-    "trailing": "the trailing group's micro-batches are weighted by that group's own size (1 micro-batch: "
-                "weight 1, not 1 / accum_steps)",
-    "short-last": "weight each micro-batch's mean loss by n_i / N, its share of the group's samples "
-                  "(here 8/10 and 2/10 in the last group), not 1 / accum_steps",
-}
+ADVICE = accumulation.ADVICE
 
 
 def compare_to_single_process(ctx, index: int) -> None:
@@ -244,6 +239,18 @@ def ranks_identical(ctx):
                          f"micro-batch, which must run outside no_sync")
 
 
+@CHECKS.add("no-zero-inside-group", "Gradients start each group at zero, are never zeroed inside one, and "
+            "nothing is left in .grad at the end")
+def no_zero_inside_group(ctx):
+    for name in ("trailing", "short-last"):
+        index = index_of(name)
+        for rank, record in enumerate(ranks_of(ctx, index)):
+            left = record["grads_left"]
+            problem = accumulation.zeroing_problem(record["events"], left["count"], left["largest"])
+            if problem:
+                fail(f"{where(index)}: rank {rank}: {problem}")
+
+
 def allreduces_per_micro_batch(events: list[dict]) -> list[int]:
     """How many gradient all-reduces followed each forward (before the next forward)."""
     counts: list[int] = []
@@ -320,19 +327,13 @@ def clip_accumulated(ctx):
     index = index_of("trailing", "SGD-momentum", scn.CLIP)
     for rank, record in enumerate(ranks_of(ctx, index)):
         events = record["events"]
-        clips = [e for e in events if e["kind"] == "clip"]
-        steps = sum(1 for e in events if e["kind"] == "opt.step")
+        clips, steps, order = accumulation.clip_order_problem(events)
         if clips:
-            if len(clips) != steps:
-                fail(f"{where(index)}: rank {rank} ran clip_grad_norm_ {len(clips)} times for {steps} optimizer "
+            if clips != steps:
+                fail(f"{where(index)}: rank {rank} ran clip_grad_norm_ {clips} times for {steps} optimizer "
                      f"steps; clip once per group, after its last backward()")
-            last = None
-            for e in events:
-                if e["kind"] in ("backward", "clip", "opt.step"):
-                    if e["kind"] == "opt.step" and last != "clip":
-                        fail(f"{where(index)}: on rank {rank} an optimizer.step() was not directly preceded by "
-                             f"clipping (the event before it was {last}); clip after the group's last backward()")
-                    last = e["kind"]
+            if order:
+                fail(f"{where(index)}: on rank {rank} {order}")
         else:
             for j, grads in enumerate(record["step_grads"]):
                 norm = torch.tensor(grads).norm().item() if grads is not None else 0.0

@@ -145,13 +145,17 @@ def run_one(scn, solution, rank: int, device, run) -> dict:
     model.register_forward_pre_hook(on_inner_forward)
 
     optimizer = scn.build_optimizer(ddp.parameters(), opt_name)
-    instrument.watch_optimizer(optimizer)
     step_grads, step_params = [], []
+
+    def before_step():
+        # After an optimizer.step(closure)'s closure has run: the gradients this step will use.
+        grads = [p.grad for p in model.parameters()]
+        step_grads.append(None if any(g is None for g in grads) else scn.flat(grads).tolist())
+
+    instrument.watch_optimizer(optimizer, before_step=before_step)
     watched_step = optimizer.step
 
     def step(*a, **kw):
-        grads = [p.grad for p in model.parameters()]
-        step_grads.append(None if any(g is None for g in grads) else scn.flat(grads).tolist())
         result = watched_step(*a, **kw)
         step_params.append(scn.flat(model.parameters()).tolist())
         return result
@@ -160,12 +164,15 @@ def run_one(scn, solution, rank: int, device, run) -> dict:
     LOG.watched_params = list(model.parameters())
     loader = scn.rank_loaders(sizes, device)[rank]
     returned = solution.train_ddp_accumulation(ddp, loader, optimizer, F.mse_loss, k, max_grad_norm=clip)
+    left = [p.grad for p in model.parameters() if p.grad is not None and bool(p.grad.any())]
     events = [{"kind": e.kind, **{key: value for key, value in e.info.items() if key != "params"}}
               for e in LOG.events]
     return {
         "events": events,
         "step_grads": step_grads,
         "step_params": step_params,
+        # What .grad still held when the function returned: nothing, if each step was followed by a zeroing.
+        "grads_left": {"count": len(left), "largest": max((g.abs().max().item() for g in left), default=0.0)},
         "returned": {"type": type(returned).__name__, "repr": _short_repr(returned),
                      "value": returned if type(returned) is int else None},
     }

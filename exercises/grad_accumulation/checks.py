@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading import instrument
+from quizapp.grading import accumulation, instrument
 from quizapp.grading.harness import Checks, Required, fail, max_param_diff
 from quizapp.grading.instrument import LOG
 
@@ -75,12 +75,17 @@ class Run:
     grads_after: list
 
 
+def grads_of(model) -> list:
+    return [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]
+
+
 def record_steps(optimizer, model):
+    """The gradients each step() of the plain loop used (the solution's are read by watch_optimizer)."""
     grads = []
     inner = optimizer.step
 
     def step(*args, **kwargs):
-        grads.append([None if p.grad is None else p.grad.detach().clone() for p in model.parameters()])
+        grads.append(grads_of(model))
         return inner(*args, **kwargs)
 
     optimizer.step = step
@@ -93,8 +98,9 @@ def solution_run(ctx, scenario, opt_name, clip=None) -> Run:
     def go():
         LOG.reset(ctx.device.type)
         model, loader, optimizer = build(ctx.device, sizes, opt_name)
-        instrument.watch_optimizer(optimizer)
-        step_grads = record_steps(optimizer, model)
+        step_grads = []
+        # Read when the step is entered, after an optimizer.step(closure)'s closure has run.
+        instrument.watch_optimizer(optimizer, before_step=lambda: step_grads.append(grads_of(model)))
         real_model_zero = model.zero_grad
 
         def model_zero_grad(*args, **kwargs):
@@ -116,8 +122,7 @@ def solution_run(ctx, scenario, opt_name, clip=None) -> Run:
                                                                 max_grad_norm=clip)
         finally:
             handle.remove()
-        grads_after = [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]
-        return Run(returned, list(LOG.events), step_grads, forwards, model, grads_after)
+        return Run(returned, list(LOG.events), step_grads, forwards, model, grads_of(model))
 
     return ctx.cached(("solution", scenario, opt_name, clip), go)
 
@@ -154,15 +159,7 @@ def flat(grads) -> torch.Tensor:
     return torch.cat([g.reshape(-1).float() for g in grads])
 
 
-ADVICE = {
-    "divisible": "with equal sizes each micro-batch's mean loss is weighted 1 / accum_steps (= n_i / N)",
-    "trailing": "the trailing group's micro-batches are weighted by that group's own size (1 micro-batch: "
-                "weight 1, not 1 / accum_steps)",
-    "short-last": "weight each micro-batch's mean loss by n_i / N, its share of the group's samples "
-                  "(here 8/10 and 2/10 in the last group), not 1 / accum_steps",
-    **{name: "the trailing group is every micro-batch after the last full group, stepped once and weighted "
-             "by its own size" for name in REMAINDERS},
-}
+ADVICE = {**accumulation.ADVICE, **{name: accumulation.REMAINDER_ADVICE for name in REMAINDERS}}
 
 
 def compare_to_big_batch(ctx, scenario, opt_name, clip=None):
@@ -252,30 +249,15 @@ def short_last(ctx):
         compare_to_big_batch(ctx, "short-last", opt_name)
 
 
-@CHECKS.add("no-zero-inside-group", "Gradients start each group at zero and are never zeroed inside one")
+@CHECKS.add("no-zero-inside-group", "Gradients start each group at zero, are never zeroed inside one, and "
+            "nothing is left in .grad at the end")
 def no_zero_inside_group(ctx):
     scenario = "trailing"
     r = solution_run(ctx, scenario, "SGD-momentum")
-    group, seen_backward, zeroed_after_backward = 1, 0, False
-    for e in r.events:
-        if e.kind == "opt.step":
-            group, seen_backward, zeroed_after_backward = group + 1, 0, False
-        elif e.kind == "zero_grad" and seen_backward:
-            zeroed_after_backward = True
-        elif e.kind == "backward":
-            if seen_backward == 0 and not e.info["grads_zero"]:
-                fail(f"{groups_text(scenario)}: group {group}'s first backward() started from gradients left over "
-                     f"from the group before; zero the gradients after each optimizer.step()")
-            if seen_backward and (zeroed_after_backward or e.info["grads_zero"]):
-                fail(f"{groups_text(scenario)}: in group {group}, backward() number {seen_backward + 1} started "
-                     f"from zeroed gradients, so the earlier micro-batches' gradients were thrown away; "
-                     f"zero only after the group's optimizer.step()")
-            seen_backward += 1
-    leftover = [g for g in r.grads_after if g is not None and bool(g.any())]
-    if leftover:
-        worst = max(g.abs().max().item() for g in leftover)
-        fail(f"after the function returned, {len(leftover)} parameters still held gradients (largest "
-             f"|grad| {worst:.3g}); each group ends with optimizer.step() followed by zeroed gradients")
+    left = [g for g in r.grads_after if g is not None and bool(g.any())]
+    problem = accumulation.zeroing_problem(r.events, len(left), max((g.abs().max().item() for g in left), default=0.0))
+    if problem:
+        fail(f"{groups_text(scenario)}: {problem}")
 
 
 @CHECKS.add("one-micro-batch-at-a-time", "Each micro-batch gets its own forward and backward")
@@ -300,19 +282,13 @@ def one_at_a_time(ctx):
 def clip_accumulated(ctx):
     scenario = "trailing"
     r = solution_run(ctx, scenario, "SGD-momentum", CLIP)
-    clips = [e for e in r.events if e.kind == "clip"]
-    steps = sum(1 for e in r.events if e.kind == "opt.step")
+    clips, steps, order = accumulation.clip_order_problem(r.events)
     if clips:
-        if len(clips) != steps:
-            fail(f"max_grad_norm={CLIP}, {groups_text(scenario)}: clip_grad_norm_ ran {len(clips)} times for "
+        if clips != steps:
+            fail(f"max_grad_norm={CLIP}, {groups_text(scenario)}: clip_grad_norm_ ran {clips} times for "
                  f"{steps} optimizer steps; clip once per group, after its last backward()")
-        last = None
-        for e in r.events:
-            if e.kind in ("backward", "clip", "opt.step"):
-                if e.kind == "opt.step" and last != "clip":
-                    fail(f"max_grad_norm={CLIP}: an optimizer.step() was not directly preceded by clipping "
-                         f"(the event before it was {last}); clip after the group's last backward()")
-                last = e.kind
+        if order:
+            fail(f"max_grad_norm={CLIP}: {order}")
     else:
         for j, grads in enumerate(r.step_grads):
             norm = flat([g for g in grads if g is not None]).norm().item()

@@ -149,12 +149,42 @@ def install() -> None:
 
 # -- per-run helpers ------------------------------------------------------------------------
 
-def watch_optimizer(optimizer) -> None:
-    """Record step() (and whether it came through scaler.step) and zero_grad() on this instance."""
+def run_closure_first(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """`optimizer.step(closure)`: run the closure now and hand the step one that returns its loss.
+
+    Lightning and Composer run the last micro-batch's forward, backward and clipping inside the
+    closure, which torch's optimizers call at the start of step(). Running it here, before anything
+    records the step, puts what it does before the step in the log and in the gradients a check
+    reads, which is what it is. The optimizers the grader builds call their closure once.
+    """
+    closure = args[0] if args else kwargs.get("closure")
+    if not callable(closure) or getattr(closure, "_quizapp_ran", False):
+        return args, kwargs
+    with torch.enable_grad():
+        loss = closure()
+
+    def replay():
+        return loss
+
+    replay._quizapp_ran = True
+    if args:
+        return (replay, *args[1:]), kwargs
+    return args, {**kwargs, "closure": replay}
+
+
+def watch_optimizer(optimizer, before_step=None) -> None:
+    """Record step() (and whether it came through scaler.step) and zero_grad() on this instance.
+
+    `before_step()` runs when a step is entered, after its closure (if any) has run: the moment
+    the gradients the step will use are final.
+    """
     real_step, real_zero = optimizer.step, optimizer.zero_grad
 
     def step(*args, **kwargs):
+        args, kwargs = run_closure_first(args, kwargs)
         LOG.add("opt.step", via_scaler=LOG._in_scaler_step > 0)
+        if before_step is not None:
+            before_step()
         return real_step(*args, **kwargs)
 
     def zero_grad(*args, **kwargs):

@@ -40,6 +40,9 @@ BUGS = {
 }
 # Graded with --device cpu: the loop turns AMP off there (checked apart, below).
 CUDA_GATED = "cuda_gated"
+# Right loops written another way: Lightning's closures (optimizer.step(closure) with bfloat16,
+# the closure run before scaler.step with float16) and a mean over len(loader).
+ALTERNATIVES = ["ok_closure"]
 # Checks a bug leaves alone: proves the failure is for the bug's own reason.
 UNAFFECTED = {
     "no_autocast": ["backward-outside-autocast", "grad-scaler", "master-weights-fp32", "zero-grad"],
@@ -62,12 +65,19 @@ CONSEQUENCES = {
 @pytest.fixture(scope="module", autouse=True)
 def graded_in_parallel():
     grade_many([(str(EXERCISES / "amp_training" / "reference.py"),)] +
-               [(str(BUGGY / f"{name}.py"),) for name in BUGS] + [(str(BUGGY / f"{CUDA_GATED}.py"), "--device", "cpu")])
+               [(str(BUGGY / f"{name}.py"),) for name in [*BUGS, *ALTERNATIVES]] +
+               [(str(BUGGY / f"{CUDA_GATED}.py"), "--device", "cpu")])
 
 
 def test_every_check_has_a_bug_that_fails_it():
     assert set(ALL_CHECKS) == {c for checks in BUGS.values() for c in checks}
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(BUGS) | {CUDA_GATED}
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(BUGS) | {CUDA_GATED} | set(ALTERNATIVES)
+
+
+@pytest.mark.parametrize("alt", ALTERNATIVES)
+def test_correct_alternatives_pass(alt):
+    result = grade(BUGGY / f"{alt}.py")
+    assert result.code == 0, [c for c in result.report["checks"] if c["status"] != "pass"]
 
 
 def test_reference_passes():

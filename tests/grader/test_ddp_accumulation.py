@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_reference_passes,
+from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_passes, assert_reference_passes,
                        assert_starter_fails_cleanly, grade_exercise_files, grade_many, graded)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.timeout(900)
 
 CHECK_IDS = [
     "optimizer-steps", "returns-step-count", "divisible-matches-single-process", "trailing-group",
-    "short-last-micro-batch", "ranks-identical", "one-all-reduce-per-group", "no-sync-until-last",
+    "short-last-micro-batch", "ranks-identical", "no-zero-inside-group", "one-all-reduce-per-group", "no-sync-until-last",
     "clip-accumulated",
 ]
 NUMERIC = {"divisible-matches-single-process", "trailing-group", "short-last-micro-batch", "clip-accumulated"}
@@ -40,7 +40,14 @@ BUGS = {
     "no_clip": {"clip-accumulated"},
     "clips_each_micro_batch": {"clip-accumulated"},
     "wrong_return_count": {"returns-step-count"},
+    # fairseq's train_step zeroes at the start of each update: the last group's gradients stay in .grad
+    "zero_at_group_start": {"no-zero-inside-group"},
+    # Composer's loop: exact, the whole group inside optimizer.step(closure), the same leftover
+    "closure_leftover_grads": {"no-zero-inside-group"},
 }
+# Closure loops that meet the contract (Lightning runs the group's last micro-batch inside
+# optimizer.step(closure), Composer the whole group); both call len(loader).
+ALTERNATIVES = ["ok_closure_lightning", "ok_closure_composer"]
 # --timeout well above the launch's own limits: a broken rank must be reported by the grader's
 # rank supervision, not by the grade's timeout
 BROKEN_TIMEOUT = "110"
@@ -72,12 +79,25 @@ def test_starter_fails_cleanly():
 
 
 def test_every_check_is_failed_by_some_bug():
-    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS)
+    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS, ALTERNATIVES)
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_buggy_solution_fails_its_checks(bug):
     assert_bug_fails(BUGGY / f"{bug}.py", BUGS[bug])
+
+
+@pytest.mark.parametrize("alt", ALTERNATIVES)
+def test_closure_loops_that_meet_the_contract_pass(alt):
+    assert_passes(BUGGY / f"{alt}.py")
+
+
+@pytest.mark.parametrize("bug", ["closure_leftover_grads", "zero_at_group_start"])
+def test_gradients_left_after_the_last_step_are_named(bug):
+    _, report = graded(BUGGY / f"{bug}.py")
+    message = next(c["message"] for c in report["checks"] if c["id"] == "no-zero-inside-group")
+    assert "after the function returned, 4 parameters still held gradients" in message, message
+    assert "the last group's gradients were never zeroed" in message, message
 
 
 def test_last_micro_batch_inside_no_sync_is_explained():

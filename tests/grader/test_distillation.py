@@ -49,7 +49,8 @@ UNAFFECTED = {
     "returns_tensor_mean": [c for c in ALL_CHECKS if c != "epoch-mean-loss"],
 }
 # Correct solutions written another way: every check must pass.
-ALTERNATIVES = ["ok_inference_mode", "ok_softmax_target"]
+# ok_closure: the step's forward and backward in optimizer.step(closure), the mean over len(loader)
+ALTERNATIVES = ["ok_inference_mode", "ok_softmax_target", "ok_closure"]
 # Solutions that raise on valid inputs: the error names those inputs. file -> {check id: message start}
 RAISES = {
     "asserts_temperature": {check: "with a batch of 8, temperature=0.5, alpha=0.7: AssertionError"

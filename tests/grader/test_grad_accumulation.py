@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_reference_passes,
+from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_passes, assert_reference_passes,
                        assert_starter_fails_cleanly, grade_exercise_files)
 from gradeutil import graded as grade
 
@@ -36,7 +36,13 @@ BUGS = {
     "sum_losses_one_backward": {"one-micro-batch-at-a-time"},
     # timm's loop: right for 6 or 7 micro-batches with accum 3, wrong for 7 with accum 4
     "splits_trailing_group": {"optimizer-steps", "trailing-group", "short-last-micro-batch"},
+    # Composer's loop: the whole group runs in optimizer.step(closure), exact, but the closure zeroes
+    # when it starts, so the last group's gradients stay in .grad
+    "closure_leftover_grads": {"no-zero-inside-group"},
 }
+# Closure loops that meet the contract (Lightning runs the group's last micro-batch inside
+# optimizer.step(closure), Composer the whole group); both call len(loader).
+ALTERNATIVES = ["ok_closure_lightning", "ok_closure_composer"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -53,12 +59,24 @@ def test_starter_fails_cleanly():
 
 
 def test_every_check_is_failed_by_some_bug():
-    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS)
+    assert_every_check_has_a_bug(BUGGY, BUGS, CHECK_IDS, ALTERNATIVES)
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_buggy_solution_fails_its_checks(bug):
     assert_bug_fails(BUGGY / f"{bug}.py", BUGS[bug])
+
+
+@pytest.mark.parametrize("alt", ALTERNATIVES)
+def test_closure_loops_that_meet_the_contract_pass(alt):
+    assert_passes(BUGGY / f"{alt}.py")
+
+
+def test_gradients_left_after_the_last_step_are_named():
+    _, report = grade(BUGGY / "closure_leftover_grads.py")
+    message = next(c["message"] for c in report["checks"] if c["id"] == "no-zero-inside-group")
+    assert "after the function returned, 4 parameters still held gradients" in message, message
+    assert "the last group's gradients were never zeroed" in message, message
 
 
 def test_split_trailing_group_message_shows_the_split():

@@ -1,0 +1,25 @@
+# quizapp: exercise=ddp_accumulation
+"""Bug (as fairseq's train_step): gradients are zeroed at the start of each update, not after its
+step, so the last group's gradients are still in .grad when the loop returns."""
+
+import contextlib
+
+import torch
+
+
+def train_ddp_accumulation(model, loader, optimizer, loss_fn, accum_steps, *, max_grad_norm=None) -> int:
+    batches = list(loader)
+    steps = 0
+    for start in range(0, len(batches), accum_steps):
+        group = batches[start:start + accum_steps]
+        optimizer.zero_grad()
+        total = sum(len(x) for x, _ in group)
+        for i, (x, y) in enumerate(group):
+            sync = i == len(group) - 1
+            with contextlib.nullcontext() if sync else model.no_sync():
+                (loss_fn(model(x), y) * (len(x) / total)).backward()
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+        steps += 1
+    return steps
