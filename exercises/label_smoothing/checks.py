@@ -6,12 +6,24 @@ from __future__ import annotations
 
 import contextlib
 import math
+import traceback
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, rel_diff
+from quizapp.grading.harness import (
+    CheckFailed,
+    Checks,
+    CheckSkipped,
+    ForeignSkip,
+    Required,
+    fail,
+    fmt,
+    rel_diff,
+)
 
 # (rows, classes, smoothing): both ends of smoothing, two classes, a thousand, a single row.
 GRID = [
@@ -24,6 +36,36 @@ IGNORE_CASES = [
     (8, 4, 0.2, 2, ()),  # rows whose target is class 2 are ignored: ignore_index may be any value
     (6, 3, 1.0, -1, (0, 5)),
 ]
+# (rows, classes, smoothing, ignore_index, ignored rows): ignore_index values that are no class ids
+# at all; F.cross_entropy accepts any int and only compares the targets with it.
+OUT_OF_RANGE_CASES = [
+    (10, 5, 0.1, 5, (1, 4, 9)),          # C itself
+    (8, 4, 0.2, 9, (0, 3)),              # C + 5
+    (6, 3, 1.0, 1_000_000, (2,)),        # a large positive value
+]
+# (rows, classes, smoothing, ignore_index): every target is ignore_index. F.cross_entropy gives nan
+# (0 / 0) with an all-zero gradient (measured in torch 2.13, float32/float16/bfloat16/float64 alike).
+ALL_IGNORED_CASES = [(4, 5, 0.1, -100), (6, 3, 1.0, 2)]
+# (rows, classes, smoothing), run in each of DTYPES; no ignored rows (the ignore-index checks grade
+# those). Sizes are kept small on purpose: F.cross_entropy's own float16 smoothing term sums -log p
+# over every kept row and class in float16 and overflows to inf past 65504 (8 rows of 1000 classes
+# already do), and the grader compares with torch's value on the same dtype.
+DTYPE_CASES = [(10, 5, 0.1), (16, 100, 0.5), (6, 3, 0.0)]
+DTYPES = (torch.bfloat16, torch.float16, torch.float64)
+# dtype -> (value rtol, gradient tolerance as a fraction of the largest gradient entry), against
+# F.cross_entropy run on the same logits in that dtype. Measured over 1500 seeds of DTYPE_CASES'
+# shapes (with and without ignored rows) with seven correct implementations (this reference,
+# F.nll_loss + masked mean, soft targets fed to F.cross_entropy, a scattered target distribution,
+# HF-style masked_fill sums, and upcasting to float32 or float64 and casting back): value within
+# 1.9 eps (float16), 2.0 eps (bfloat16), 2.3 eps (float64) of torch's; gradient within 1.3 eps of
+# the largest entry (all three). Torch's own float16/bfloat16 value is itself 1.5-1.6 eps from the
+# float64 truth. Half types get 4 eps; float64 gets 1e-12 (thousands of eps, yet 1e5 below float32's
+# rounding, so a float32 computation of a float64 loss is caught).
+DTYPE_TOL = {
+    torch.float16: (4 * torch.finfo(torch.float16).eps, 4 * torch.finfo(torch.float16).eps),    # 3.9e-3
+    torch.bfloat16: (4 * torch.finfo(torch.bfloat16).eps, 4 * torch.finfo(torch.bfloat16).eps),  # 3.1e-2
+    torch.float64: (1e-12, 1e-12),
+}
 BIG = 1e4
 # Same formula in another op order differs by ~1e-7 in float32; the smallest bug (C - 1 instead
 # of C) moves the value by more than 1e-3 of it.
@@ -64,13 +106,19 @@ def watch_builtin_smoothing():
 
 # -- runs ------------------------------------------------------------------------------------
 
-def make_inputs(ctx, rows, classes, seed, scale=3.0, ignore_index=-100, ignored=()):
+def make_inputs(ctx, rows, classes, seed, scale=3.0, ignore_index=-100, ignored=(), dtype=torch.float32,
+                device=None):
     g = torch.Generator().manual_seed(seed)
     logits = torch.randn(rows, classes, generator=g) * scale
     targets = torch.randint(0, classes, (rows,), generator=g)
     for i in ignored:
         targets[i] = ignore_index
-    return logits.to(ctx.device), targets.to(ctx.device)
+    device = ctx.device if device is None else device
+    return logits.to(device, dtype), targets.to(device)
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 @dataclass
@@ -84,8 +132,9 @@ def call(ctx, logits, targets, smoothing, ignore_index=-100) -> Run:
     x = logits.clone().requires_grad_(True)
     size = f", logits ~{BIG:.0e}" if logits.abs().max().item() >= BIG / 10 else ""
     ignore = f", ignore_index={ignore_index}" if ignore_index != -100 else ""
+    kind = f", {dtype_name(x.dtype)} logits" if x.dtype != torch.float32 else ""
     start = len(_BUILTIN_SMOOTHING)
-    with ctx.given(f"{len(x)} rows of {x.shape[1]} classes, smoothing={smoothing}{ignore}{size}"), \
+    with ctx.given(f"{len(x)} rows of {x.shape[1]} classes, smoothing={smoothing}{ignore}{size}{kind}"), \
             watch_builtin_smoothing():
         out = ctx.solution.label_smoothing_cross_entropy(x, targets.clone(), smoothing=smoothing,
                                                          ignore_index=ignore_index)
@@ -99,6 +148,37 @@ def torch_run(logits, targets, smoothing, ignore_index=-100) -> Run:
     out = F.cross_entropy(x, targets, label_smoothing=smoothing, ignore_index=ignore_index)
     out.backward()
     return Run(out.detach(), x.grad)
+
+
+def raised(ctx, exc: BaseException) -> str:
+    """'TypeError: its message (line 12: the learner's line)' for an exception out of the solution."""
+    try:
+        text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    except Exception:  # noqa: BLE001 - a learner's exception whose __str__ fails
+        text = ""
+    head = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    try:
+        mine = Path(ctx.solution.__file__).resolve()
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == mine]
+    except Exception:  # noqa: BLE001 - no file to point at: the message alone
+        frames = []
+    if frames and frames[-1].line:
+        head += f" (line {frames[-1].lineno}: {frames[-1].line.strip()[:200]})"
+    return head
+
+
+def attempt(ctx, run, where: str, cause: str, baseline):
+    """run(); an exception out of the solution fails the check, naming the inputs and `cause`, unless
+    `baseline()` (the same kind of call on ordinary inputs) raises too: then the solution fails on
+    ordinary inputs as well, and that error is reported as it is, with the inputs that raised it.
+    Pass functools.partial objects, not lambdas, when calling from a loop."""
+    try:
+        return run()
+    except (CheckFailed, CheckSkipped, ForeignSkip):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the crash on these inputs is the finding
+        baseline()
+        fail(f"{where}: your function raised {raised(ctx, exc)}; {cause}")
 
 
 def as_scalar(value, where: str) -> float:
@@ -139,7 +219,8 @@ def variants(logits, targets, smoothing, ignore_index=-100) -> dict:
     }
 
 
-def diagnose(logits, targets, smoothing, ignore_index=-100, *, seen_value=None, seen_grad=None) -> str:
+def diagnose(logits, targets, smoothing, ignore_index=-100, *, seen_value=None, seen_grad=None,
+             rtol=VALUE_RTOL, atol=VALUE_ATOL, grad_rtol=GRAD_RTOL) -> str:
     for why in variants(logits, targets, smoothing, ignore_index):
         x = logits.clone().requires_grad_(True)
         v = variants(x, targets, smoothing, ignore_index)[why]
@@ -147,33 +228,38 @@ def diagnose(logits, targets, smoothing, ignore_index=-100, *, seen_value=None, 
             continue  # these variants coincide with the right answer when smoothing is 0
         if seen_grad is not None:
             v.backward()
-            if (x.grad - seen_grad).abs().max().item() <= GRAD_RTOL * max(x.grad.abs().max().item(), 1e-12):
+            if (x.grad - seen_grad).abs().max().item() <= grad_rtol * max(x.grad.abs().max().item(), 1e-12):
                 return f" Your gradient matches a loss where {why}."
-        elif seen_value is not None and abs(v.item() - seen_value) <= VALUE_RTOL * abs(v.item()) + VALUE_ATOL:
+        elif seen_value is not None and abs(v.item() - seen_value) <= rtol * abs(v.item()) + atol:
             return f" Your value matches a loss where {why}."
     return ""
 
 
 def compare(where, logits, targets, smoothing, mine: Run, expected: Run, ignore_index=-100, *,
-            gradient: bool) -> None:
+            gradient: bool, rtol=VALUE_RTOL, atol=VALUE_ATOL, grad_rtol=GRAD_RTOL, why: str = "") -> None:
     seen, want = as_scalar(mine.value, where), as_scalar(expected.value, where)
+    tols = {"rtol": rtol, "atol": atol, "grad_rtol": grad_rtol}
     if not gradient:
-        if not (math.isfinite(seen) and abs(seen - want) <= VALUE_RTOL * abs(want) + VALUE_ATOL):
-            fail(f"{where}: expected loss {fmt(want)} (F.cross_entropy with label_smoothing={smoothing}), got "
-                 f"{fmt(seen)} (relative difference {rel_diff(seen, want):.2e}, tolerance {VALUE_RTOL:.0e})."
-                 f"{diagnose(logits, targets, smoothing, ignore_index, seen_value=seen)}")
+        if not (math.isfinite(seen) and abs(seen - want) <= rtol * abs(want) + atol):
+            show = fmt if rtol >= 1e-6 else "{:.15g}".format  # float64: enough digits to see the difference
+            fail(f"{where}: expected loss {show(want)} (F.cross_entropy with label_smoothing={smoothing}), got "
+                 f"{show(seen)} (relative difference {rel_diff(seen, want):.2e}, tolerance {rtol:.2g}).{why}"
+                 f"{diagnose(logits, targets, smoothing, ignore_index, seen_value=seen, **tols)}")
         return
     if mine.grad is None:
         fail(f"{where}: no gradient reached the logits; build the loss from them with torch ops "
              "(no .item(), .detach() or .numpy()) and return it as a tensor")
+    if not torch.isfinite(mine.grad).all():
+        bad = int((~torch.isfinite(mine.grad)).sum())
+        fail(f"{where}: {bad} of {mine.grad.numel()} gradient entries are inf/NaN (torch's are all finite)")
     size = expected.grad.abs().max().item()
-    diff = (mine.grad - expected.grad).abs().max().item()
-    if not diff <= GRAD_RTOL * size:
-        row = int((mine.grad - expected.grad).abs().amax(-1).argmax())
+    diff = (mine.grad.double() - expected.grad.double()).abs().max().item()
+    if not diff <= grad_rtol * size:
+        row = int((mine.grad.double() - expected.grad.double()).abs().amax(-1).argmax())
         fail(f"{where}: the gradient w.r.t. the logits differs from torch's by up to {diff:.3g} (largest entry "
-             f"{size:.3g}; tolerance {GRAD_RTOL * size:.2g}); row {row}: expected "
-             f"{fmt(expected.grad[row, :6].tolist())}, got {fmt(mine.grad[row, :6].tolist())}."
-             f"{diagnose(logits, targets, smoothing, ignore_index, seen_grad=mine.grad)}")
+             f"{size:.3g}; tolerance {grad_rtol * size:.2g}); row {row}: expected "
+             f"{fmt(expected.grad[row, :6].tolist())}, got {fmt(mine.grad[row, :6].tolist())}.{why}"
+             f"{diagnose(logits, targets, smoothing, ignore_index, seen_grad=mine.grad, **tols)}")
 
 
 def grid_runs(ctx):
@@ -220,17 +306,67 @@ def gradient_matches(ctx):
         compare(where, logits, targets, smoothing, mine, expected, gradient=True)
 
 
-@CHECKS.add("ignore-index", "Rows whose target is ignore_index are left out of both terms and of the mean")
+def expect_ignored(where, logits, targets, smoothing, index, mine: Run, expected: Run) -> None:
+    """Value and gradient equal torch's, and the ignored rows get exactly no gradient."""
+    compare(where, logits, targets, smoothing, mine, expected, index, gradient=False)
+    compare(where, logits, targets, smoothing, mine, expected, index, gradient=True)
+    ignored = (targets == index).nonzero().flatten().tolist()
+    leaked = [i for i in ignored if mine.grad[i].abs().max().item() > 0]
+    if leaked:
+        fail(f"{where}: ignored row {leaked[0]} has a gradient of size "
+             f"{mine.grad[leaked[0]].abs().max().item():.3g} (expected exactly 0): ignored rows must not "
+             "reach the loss at all")
+
+
+@CHECKS.add("ignore-index", "Rows whose target is ignore_index are left out of both terms and of the mean, for "
+                            "any ignore_index (-100, -1, a class id, and C or more, which are no class ids)")
 def ignore_index(ctx):
     for where, logits, targets, smoothing, index, mine, expected in ignore_runs(ctx):
-        compare(where, logits, targets, smoothing, mine, expected, index, gradient=False)
-        compare(where, logits, targets, smoothing, mine, expected, index, gradient=True)
-        ignored = (targets == index).nonzero().flatten().tolist()
-        leaked = [i for i in ignored if mine.grad[i].abs().max().item() > 0]
-        if leaked:
-            fail(f"{where}: ignored row {leaked[0]} has a gradient of size "
-                 f"{mine.grad[leaked[0]].abs().max().item():.3g} (expected exactly 0): ignored rows must not "
-                 "reach the loss at all")
+        expect_ignored(where, logits, targets, smoothing, index, mine, expected)
+    for i, (rows, classes, smoothing, index, ignored) in enumerate(OUT_OF_RANGE_CASES):
+        # On the CPU whatever the device: on CUDA, gather with an index >= C is a device-side assert
+        # that poisons the CUDA context for every later check, where the CPU raises a catchable error.
+        logits, targets = make_inputs(ctx, rows, classes, seed=400 + i, ignore_index=index, ignored=ignored,
+                                      device=torch.device("cpu"))
+        where = (f"ignore_index={index} with {classes} classes ({rows} rows, {len(ignored)} of them with target "
+                 f"{index}), smoothing={smoothing}")
+        mine = attempt(ctx, partial(call, ctx, logits, targets, smoothing, index), where,
+                       f"{index} is not a class id here (the classes are 0..{classes - 1}), yet F.cross_entropy "
+                       "accepts it and skips those rows: replace the ignored rows' targets by a valid index "
+                       "before gather or one_hot, e.g. torch.where(keep, targets, 0) (clamp(min=0) only makes "
+                       "negative values safe), and mask those rows out afterwards", baseline=lambda: ignore_runs(ctx))
+        expect_ignored(where, logits, targets, smoothing, index, mine, torch_run(logits, targets, smoothing, index))
+
+
+@CHECKS.add("all-rows-ignored", "A batch whose rows are all ignored gives nan (0 / 0) and a finite (zero) "
+                                "gradient, as F.cross_entropy does")
+def all_rows_ignored(ctx):
+    for i, (rows, classes, smoothing, index) in enumerate(ALL_IGNORED_CASES):
+        logits, targets = make_inputs(ctx, rows, classes, seed=500 + i, ignore_index=index, ignored=range(rows))
+        where = (f"every row ignored ({rows} rows of {classes} classes, every target = ignore_index = {index}), "
+                 f"smoothing={smoothing}")
+        mine = attempt(ctx, partial(call, ctx, logits, targets, smoothing, index), where,
+                       "F.cross_entropy returns nan here (a sum of 0 over 0 kept rows) and backpropagates zeros; "
+                       "an all-padding batch must not crash the training step", baseline=lambda: ignore_runs(ctx))
+        expected = torch_run(logits, targets, smoothing, index)
+        assert math.isnan(expected.value.item()) and not expected.grad.any(), "torch's all-ignored loss changed"
+        seen = as_scalar(mine.value, where)
+        if not math.isnan(seen):
+            fail(f"{where}: expected nan (0 / 0, as F.cross_entropy gives), got {fmt(seen)}: dividing by "
+                 "max(count, 1) or by count + a tiny epsilon, dividing by all N rows, or returning 0 for an "
+                 "empty batch hides it; divide the masked sum by keep.sum() itself")
+        if not (isinstance(mine.value, torch.Tensor) and mine.value.requires_grad) or mine.grad is None:
+            fail(f"{where}: the loss is nan, as expected, but no gradient reached the logits: loss.backward() "
+                 "on it raises, where F.cross_entropy's nan backpropagates zeros; compute it with the same "
+                 "tensor ops as for any other batch, not as a constant")
+        if not torch.isfinite(mine.grad).all():
+            bad = int((~torch.isfinite(mine.grad)).sum())
+            fail(f"{where}: {bad} of {mine.grad.numel()} gradient entries are NaN/inf, where F.cross_entropy's "
+                 "gradient is exactly 0 (no row counts); the next optimizer step would turn every weight into "
+                 "NaN. Multiplying by the mask (per_row * keep) makes inf * 0 = NaN out of d(sum / 0); "
+                 "select with torch.where(keep, per_row, 0) or masked_fill instead")
+        # torch's gradient is all zeros here; one that is finite but not zero means ignored rows reach the
+        # loss, which the ignore-index check already reports (with the rows): not graded twice.
 
 
 @CHECKS.add("large-logits-stable", "Finite and correct value and gradient for logits of magnitude 1e4")
@@ -249,6 +385,52 @@ def large_logits(ctx):
                  "take F.log_softmax, never torch.log(F.softmax(...))")
         compare(where, logits, targets, smoothing, mine, expected, gradient=False)
         compare(where, logits, targets, smoothing, mine, expected, gradient=True)
+
+
+def dtype_cause(want, got) -> str:
+    if got.is_floating_point and torch.finfo(got).bits > torch.finfo(want).bits:
+        return (f"something promoted it: a tensor made without a dtype (torch.full, torch.zeros, torch.ones and "
+                f"torch.tensor make float32), a .float() or .double(), or a reduction with dtype={got}; computing "
+                "in a wider dtype is fine, but return the loss in the logits' dtype (.to(logits.dtype))")
+    return (f"part of it ran in {dtype_name(got)}: build helper tensors from the logits (torch.full_like, "
+            "zeros_like) and keep the logits' dtype throughout")
+
+
+@CHECKS.add("low-and-high-precision", "bfloat16, float16 and float64 logits: a loss of the logits' dtype, with "
+                                      "F.cross_entropy's value and gradient on that dtype")
+def low_and_high_precision(ctx):
+    for dtype in DTYPES:
+        name, (rtol, grad_rtol) = dtype_name(dtype), DTYPE_TOL[dtype]
+        for i, (rows, classes, smoothing) in enumerate(DTYPE_CASES):
+            logits, targets = make_inputs(ctx, rows, classes, seed=600 + i, dtype=dtype)
+            where = f"{name} logits, {rows} rows of {classes} classes, smoothing={smoothing}"
+            mine = attempt(ctx, partial(call, ctx, logits, targets, smoothing), where,
+                           f"F.cross_entropy accepts {name} logits, and so must yours: build helper tensors from "
+                           "the logits (torch.full_like, zeros_like) and avoid helpers that know only some dtypes",
+                           baseline=partial(call, ctx, logits.float(), targets, smoothing))
+            expected = torch_run(logits, targets, smoothing)
+            assert torch.isfinite(expected.value), f"{where}: F.cross_entropy itself overflowed: pick smaller cases"
+            out = mine.value
+            if not isinstance(out, torch.Tensor):
+                fail(f"{where}: expected a 0-dim {name} tensor, got {type(out).__name__}")
+            as_scalar(out, where)
+            if out.dtype != dtype:
+                fail(f"{where}: expected a {name} loss (F.cross_entropy returns the logits' dtype), got "
+                     f"{dtype_name(out.dtype)}: {dtype_cause(dtype, out.dtype)}")
+            seen, want = as_scalar(out, where), as_scalar(expected.value, where)
+            if not math.isfinite(seen):
+                info = torch.finfo(dtype)
+                fail(f"{where}: the loss is {seen} (expected {fmt(want)}): {name} has a narrow range. exp() "
+                     f"underflows to 0 for a logit {-math.log(info.smallest_normal * info.eps):.0f} below its row's "
+                     "maximum, so torch.log(F.softmax(...)) is -inf there: take F.log_softmax; and a sum of many "
+                     f"values overflows past {info.max:.0f}: average, or sum in float32 and cast back")
+            why = ""
+            if dtype == torch.float64 and 1e-10 < rel_diff(seen, want) < 1e-5:
+                why = (" That is the size of float32 rounding: part of the computation ran in float32 (a .float(), "
+                       "or a helper tensor made without dtype=); compute in the logits' dtype.")
+            tolerance = {"rtol": rtol, "atol": 0.0, "grad_rtol": grad_rtol, "why": why}
+            compare(where, logits, targets, smoothing, mine, expected, gradient=False, **tolerance)
+            compare(where, logits, targets, smoothing, mine, expected, gradient=True, **tolerance)
 
 
 @CHECKS.add("returns-scalar-tensor", "Returns a 0-dim tensor of the logits' dtype that carries the graph")

@@ -16,8 +16,8 @@ EXERCISE = "label_smoothing"
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "exercises" / EXERCISE
 BUGGY = Path(__file__).resolve().parent / "buggy" / EXERCISE
-CHECK_IDS = ["value-matches-torch", "gradient-matches-torch", "ignore-index", "large-logits-stable",
-             "returns-scalar-tensor", "no-builtin-smoothing", "validation"]
+CHECK_IDS = ["value-matches-torch", "gradient-matches-torch", "ignore-index", "all-rows-ignored", "large-logits-stable",
+             "low-and-high-precision", "returns-scalar-tensor", "no-builtin-smoothing", "validation"]
 FORMULA = {"value-matches-torch", "gradient-matches-torch"}
 
 # bug file -> the checks it must fail; every other check must pass, except those in MAY_ALSO.
@@ -30,12 +30,35 @@ BUGS = {
     "float64_loss": {"returns-scalar-tensor"},
     "uses_builtin": {"no-builtin-smoothing"},
     "no_validation": {"validation"},
+    # Real implementations' bugs: HF transformers' LabelSmoother clamps targets to min=0 before gather (ignore_index=C
+    # raises) and sums the smoothing term with dtype=torch.float32 (a float32 loss for half logits); allennlp's
+    # sequence_cross_entropy_with_logits divides by count + tiny_value_of_dtype (raises for bfloat16, and gives 0
+    # instead of nan when every row is ignored: both its bugs, so both checks).
+    "clamps_ignore_index": {"ignore-index"},
+    "upcasts_to_float32": {"low-and-high-precision"},
+    "tiny_value_of_dtype": {"low-and-high-precision", "all-rows-ignored"},
+    "computes_in_float32": {"low-and-high-precision"},
+    "clamped_count": {"all-rows-ignored"},
+    "multiplies_by_mask": {"all-rows-ignored"},
 }
-# A wrong formula is wrong on every input: with ignored rows and with large logits too.
-MAY_ALSO = {"c_minus_one": {"ignore-index", "large-logits-stable"},
-            "sum_not_mean": {"ignore-index", "large-logits-stable"}}
+MAY_ALSO = {
+    # A wrong formula is wrong on every input: with ignored rows, large logits and other dtypes too (and a sum of
+    # no rows is 0, not nan).
+    "c_minus_one": {"ignore-index", "large-logits-stable", "low-and-high-precision"},
+    "sum_not_mean": {"ignore-index", "large-logits-stable", "low-and-high-precision", "all-rows-ignored"},
+    # Dividing by all N rows turns an empty batch's 0 / 0 into 0 / N = 0: the same bug, on a batch with no kept row.
+    "mean_over_all_rows": {"all-rows-ignored"},
+    # float16 softmax underflows to 0 for logits only 17 below the row's max, so log(softmax) is -inf on ordinary
+    # float16 logits, not only on logits of 1e4: the same bug.
+    "log_of_softmax": {"low-and-high-precision"},
+    # A float64 loss is the wrong dtype for float16 and bfloat16 logits as much as for float32 ones.
+    "float64_loss": {"low-and-high-precision"},
+}
 ALTERNATIVES = ["ok_nll_loss", "ok_soft_targets"]
-RAISES = {"gathers_ignored": {"ignore-index": "with 10 rows of 5 classes, smoothing=0.1: RuntimeError"}}
+# It raises on the -100 rows of the first ignore case; the all-ignored check, which needs ignoring to work at all,
+# reports that same error.
+RAISES = {"gathers_ignored": {"ignore-index": "with 10 rows of 5 classes, smoothing=0.1: RuntimeError",
+                              "all-rows-ignored": "with 10 rows of 5 classes, smoothing=0.1: RuntimeError"}}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -80,6 +103,21 @@ def test_errors_name_the_inputs(bug):
     ("sum_not_mean", "value-matches-torch", ["summed"]),
     ("log_of_softmax", "large-logits-stable", ["log_softmax"]),
     ("uses_builtin", "no-builtin-smoothing", ["label_smoothing=0.1"]),
+    ("clamps_ignore_index", "ignore-index",
+     ["ignore_index=5 with 5 classes", "raised RuntimeError: index 5 is out of bounds", "line 16:",
+      "torch.where(keep, targets, 0)", "clamp(min=0) only makes negative values safe"]),
+    ("upcasts_to_float32", "low-and-high-precision",
+     ["bfloat16 logits", "expected a bfloat16 loss", "got float32", "dtype=torch.float32", ".to(logits.dtype)"]),
+    ("tiny_value_of_dtype", "low-and-high-precision",
+     ["bfloat16 logits", "raised TypeError: Does not support dtype torch.bfloat16", "line 18:",
+      "F.cross_entropy accepts bfloat16 logits"]),
+    ("tiny_value_of_dtype", "all-rows-ignored", ["every row ignored", "expected nan", "got 0", "tiny epsilon"]),
+    ("computes_in_float32", "low-and-high-precision", ["float64 logits", "tolerance 1e-12", "float32 rounding"]),
+    ("clamped_count", "all-rows-ignored", ["every row ignored", "expected nan (0 / 0", "got 0", "max(count, 1)"]),
+    ("multiplies_by_mask", "all-rows-ignored",
+     ["20 of 20 gradient entries are NaN", "exactly 0", "inf * 0", "torch.where(keep, per_row, 0)"]),
+    ("log_of_softmax", "low-and-high-precision", ["float16 logits", "the loss is inf", "F.log_softmax"]),
+    ("float64_loss", "low-and-high-precision", ["expected a bfloat16 loss", "got float64"]),
 ])
 def test_messages_name_the_mistake(bug, check, words):
     message = grade(BUGGY / f"{bug}.py").check(check)["message"]
