@@ -37,17 +37,17 @@ def bank_check(paths: tuple[Path, ...]) -> None:
 
     Prints every problem as `file:line: reason` and exits 1 if there is any.
     """
-    from quizapp.commands.bank_check import run
+    from quizapp.commands.bank_check import check_bank
 
-    sys.exit(run(paths))
+    sys.exit(check_bank(paths))
 
 
 @cli.command("list")
 def list_() -> None:
     """List question topics and exercises with your status."""
-    from quizapp.commands.listing import run
+    from quizapp.commands.listing import list_exercises
 
-    sys.exit(run())
+    sys.exit(list_exercises())
 
 
 @cli.command()
@@ -72,9 +72,9 @@ def review(topic: str | None, limit: int) -> None:
               help="Only this topic; repeat for several (default: all, weighted to your weakest).")
 def interview(minutes: int, topics: tuple[str, ...]) -> None:
     """A timed mock interview: questions across topics, then (from 5 minutes on) a coding exercise, and a report card."""
-    from quizapp.commands.interview import run
+    from quizapp.commands.interview import run_interview
 
-    sys.exit(run(minutes, topics))
+    sys.exit(run_interview(minutes, topics))
 
 
 @cli.group()
@@ -86,44 +86,44 @@ def export() -> None:
 @click.argument("file", type=click.Path(path_type=Path))
 def export_anki(file: Path) -> None:
     """Write the question bank as an Anki deck FILE.apkg (one subdeck per topic)."""
-    from quizapp.commands.export_anki import run
+    from quizapp.commands.export_anki import write_anki_deck
 
-    sys.exit(run(file))
+    sys.exit(write_anki_deck(file))
 
 
 @export.command("json")
 @click.argument("file", type=click.Path(path_type=Path))
 def export_json(file: Path) -> None:
     """Write all your progress to FILE.json, for `quizapp import` on another machine."""
-    from quizapp.commands.transfer import export_json as run
+    from quizapp.commands.transfer import write_progress_json
 
-    sys.exit(run(file))
+    sys.exit(write_progress_json(file))
 
 
 @cli.command("import")
 @click.argument("file", type=click.Path(path_type=Path))
 def import_(file: Path) -> None:
     """Merge progress exported with `quizapp export json`; importing a file twice changes nothing."""
-    from quizapp.commands.transfer import import_json as run
+    from quizapp.commands.transfer import merge_progress_json
 
-    sys.exit(run(file))
+    sys.exit(merge_progress_json(file))
 
 
 @cli.command()
 @click.option("--reset", is_flag=True, help="Forget fitted parameters and schedule with FSRS's defaults again.")
 def optimize(reset: bool) -> None:
     """Fit the FSRS scheduler to your own review history; kept only if it predicts your recall better."""
-    from quizapp.commands.optimize import run
+    from quizapp.commands.optimize import optimize_schedule
 
-    sys.exit(run(reset))
+    sys.exit(optimize_schedule(reset))
 
 
 @cli.command()
 def stats() -> None:
     """Print your self-study progress."""
-    from quizapp.commands.stats import run
+    from quizapp.commands.stats import show_stats
 
-    sys.exit(run())
+    sys.exit(show_stats())
 
 
 @cli.command()
@@ -132,9 +132,26 @@ def stats() -> None:
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
 def start(exercise_id: str, path: Path | None, force: bool) -> None:
     """Write the starter file of exercise ID to PATH (default ./ID.py)."""
-    from quizapp.commands.exercises import start as run
+    from quizapp.commands.exercises import start_exercise
 
-    sys.exit(run(exercise_id, path, force))
+    sys.exit(start_exercise(exercise_id, path, force))
+
+
+@cli.group()
+def exercises() -> None:
+    """The coding exercises (for their authors)."""
+
+
+@exercises.command("check")
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="Where the references and starters run.")
+def exercises_check(ids: tuple[str, ...], device: str) -> None:
+    """Check every exercise (or the IDs given): its metadata and files, its reference passes, its
+    starter fails cleanly. Exit 1 when one needs work."""
+    from quizapp.commands.exercise_check import check_exercises
+
+    sys.exit(check_exercises(ids, device))
 
 
 def _check_timeout(ctx, param, value: float) -> float:
@@ -155,9 +172,9 @@ def _check_timeout(ctx, param, value: float) -> float:
               help="Wall-clock limit for the solution, in seconds (1 to 86400).")
 def grade(file: Path, exercise: str | None, device: str, as_json: bool, events: bool, timeout: float) -> None:
     """Grade a solution FILE: run it in a child process and check what it does."""
-    from quizapp.commands.grade import run
+    from quizapp.commands.grade import grade_file
 
-    sys.exit(run(file, exercise, device, as_json, events, timeout))
+    sys.exit(grade_file(file, exercise, device, as_json, events, timeout))
 
 
 @cli.command()
@@ -170,9 +187,9 @@ def grade(file: Path, exercise: str | None, device: str, as_json: bool, events: 
               help="Wall-clock limit for each grade, in seconds (1 to 86400).")
 def watch(file: Path, exercise: str | None, device: str, json_lines: bool, timeout: float) -> None:
     """Grade FILE, then again after every save, until Ctrl+C."""
-    from quizapp.commands.watch import run
+    from quizapp.commands.watch import watch_file
 
-    sys.exit(run(file, exercise, device, json_lines, timeout))
+    sys.exit(watch_file(file, exercise, device, json_lines, timeout))
 
 
 @cli.command()
@@ -181,9 +198,9 @@ def watch(file: Path, exercise: str | None, device: str, json_lines: bool, timeo
 @click.option("--yes", is_flag=True, help="Do not ask before replacing the file.")
 def reset(exercise_id: str, path: Path | None, yes: bool) -> None:
     """Put the starter file of exercise ID back at PATH (default ./ID.py); your progress is kept."""
-    from quizapp.commands.reset import run
+    from quizapp.commands.reset import reset_exercise
 
-    sys.exit(run(exercise_id, path, yes))
+    sys.exit(reset_exercise(exercise_id, path, yes))
 
 
 @cli.command()
@@ -191,9 +208,9 @@ def reset(exercise_id: str, path: Path | None, yes: bool) -> None:
 @click.argument("number", required=False, type=int)
 def hint(exercise_id: str, number: int | None) -> None:
     """Show the next hint of exercise ID (or hint NUMBER; 0 is the statement)."""
-    from quizapp.commands.exercises import hint as run
+    from quizapp.commands.exercises import show_hint
 
-    sys.exit(run(exercise_id, number))
+    sys.exit(show_hint(exercise_id, number))
 
 
 @cli.command()
@@ -201,9 +218,9 @@ def hint(exercise_id: str, number: int | None) -> None:
 @click.option("--yes", is_flag=True, help="Show it even if you have not passed yet.")
 def solution(exercise_id: str, yes: bool) -> None:
     """Print the reference solution of exercise ID."""
-    from quizapp.commands.exercises import solution as run
+    from quizapp.commands.exercises import show_solution
 
-    sys.exit(run(exercise_id, yes))
+    sys.exit(show_solution(exercise_id, yes))
 
 
 def main() -> None:

@@ -19,11 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "tui"))
 
+from tuihelp import pack_bank  # noqa: E402
+
 from quizapp.grading.record import record_grade  # noqa: E402
 from quizapp.grading.result import CheckResult, GradeReport  # noqa: E402
 from quizapp.study.store import Store  # noqa: E402
 from quizapp.tui.app import QuizApp  # noqa: E402
-from tuihelp import pack_bank  # noqa: E402
 
 
 def say(**fields) -> None:

@@ -9,12 +9,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from bankshape import (
+    cards_without_key_points,
+    longest_share,
+    missing_why_not,
+    multi_right_counts,
+    position_shares,
+    shortest_share,
+)
 
 from quizapp.bank import QUESTION_TYPES, load_bank, pack_files
 from quizapp.paths import shipped_questions_dir
-
-from bankshape import (cards_without_key_points, longest_share, missing_why_not, multi_right_counts, position_shares,
-                       shortest_share)
 
 FACTS = Path(__file__).parent / "facts"
 

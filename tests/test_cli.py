@@ -7,12 +7,11 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
+from test_bank_validation import GOOD
 
 from quizapp.cli import cli
 from quizapp.study.schedule import record_review
 from quizapp.study.store import Store
-
-from test_bank_validation import GOOD
 
 
 def run(*args):
@@ -96,7 +95,7 @@ def modules_loaded_by(*argv):
     code = PROBE.format(argv=["quizapp", *argv])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ})
-    line = [l for l in out.stderr.splitlines() if l.startswith("HEAVY=")][-1]
+    line = [text for text in out.stderr.splitlines() if text.startswith("HEAVY=")][-1]
     return set(filter(None, line[len("HEAVY="):].split(",")))
 
 

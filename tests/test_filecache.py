@@ -7,12 +7,12 @@ import subprocess
 import sys
 import textwrap
 
+from test_bank_validation import GOOD
+
 from quizapp import paths
 from quizapp.bank import load_bank
 from quizapp.bank.cache import load_bank_cached, load_outline_cached
 from quizapp.filecache import cached
-
-from test_bank_validation import GOOD
 
 
 def counting_build(value):

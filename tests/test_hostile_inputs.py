@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_bank_validation import GOOD
 
 from quizapp.bank import load_bank, load_file
 from quizapp.cli import cli
 from quizapp.commands import review as review_module
 from quizapp.study.schedule import record_review, replay_card
-from quizapp.study.store import Store
-
-from test_bank_validation import GOOD
+from quizapp.study.store import Store, StoreFailed
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -291,7 +290,7 @@ def test_review_saves_the_answer_when_trying_again_succeeds(quizapp_home, write_
     def locked_once(*args, **kwargs):
         calls.append(kwargs.get("now"))
         if len(calls) == 1:
-            raise sqlite3.OperationalError("database is locked")
+            raise StoreFailed(quizapp_home / "progress.sqlite3", sqlite3.OperationalError("database is locked"))
         return record_review(*args, **kwargs)
 
     monkeypatch.setattr(review_module, "record_review", locked_once)
@@ -306,7 +305,7 @@ def test_review_quit_at_the_rating_then_a_refused_save_says_so(quizapp_home, wri
     write_pack(GOOD, "demo.yaml", quizapp_home / "questions")
 
     def locked(*args, **kwargs):
-        raise sqlite3.OperationalError("database is locked")
+        raise StoreFailed(quizapp_home / "progress.sqlite3", sqlite3.OperationalError("database is locked"))
 
     monkeypatch.setattr(review_module, "record_review", locked)
     result = review("3\nq\n", monkeypatch)  # quit at the rating; end of input at "try again?"

@@ -11,10 +11,16 @@ import pytest
 from quizapp.bank import load_bank, pack_files
 from quizapp.catalog import Exercise
 from quizapp.interview import Interview, PlanError, make_plan
-from quizapp.interview.plan import (EXERCISE_FROM_MINUTES, MAX_MINUTES, MIN_MINUTES, exercise_promise, has_exercise,
-                                   topic_weight)
-from quizapp.interview.starter import suggested_path, write_starter
+from quizapp.interview.plan import (
+    EXERCISE_FROM_MINUTES,
+    MAX_MINUTES,
+    MIN_MINUTES,
+    exercise_promise,
+    has_exercise,
+    topic_weight,
+)
 from quizapp.interview.report import MISSED, PARTIAL, RIGHT, WRONG
+from quizapp.interview.starter import suggested_path, write_starter
 from quizapp.study.keypoints import parse_ticks, rating_from_key_points
 from quizapp.study.schedule import record_review
 from quizapp.study.stats import compute_stats

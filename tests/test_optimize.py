@@ -16,7 +16,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from quizapp.bank import Question
 from quizapp.cli import cli
-from quizapp.study import fitting, fsrs_params
+from quizapp.study import fitting
 from quizapp.study.fitting import MIN_REVIEWS, FitError, log_loss, optimize, review_log, usable_reviews
 from quizapp.study.schedule import preview, record_review, scheduler
 from quizapp.study.store import Store
@@ -83,17 +83,17 @@ def test_better_parameters_are_kept_and_schedule_from_then_on(history):
         before = json.loads(store.card_json("q0"))
         result = optimize(store, fit=lambda reviews: TRUE_PARAMETERS)
         assert result.kept and result.fitted_loss < result.default_loss == result.current_loss
-        assert store.fsrs_parameters() == TRUE_PARAMETERS and fsrs_params.active() == TRUE_PARAMETERS
+        assert store.fsrs_parameters() == TRUE_PARAMETERS
         after = json.loads(store.card_json("q0"))
         assert after["stability"] != before["stability"]  # cards were replayed with the fitted parameters
         # the next review, and what the rating buttons show, use them too
         at = history[-1][1] + timedelta(days=3)
         card = Card.from_dict(after)
         expected, _ = scheduler(TRUE_PARAMETERS).review_card(card, Rating.Good, review_datetime=at)
-        assert preview(store.card_json("q0"), at)[3] == expected.due - at
+        assert preview(store.card_json("q0"), at, store.fsrs_parameters())[3] == expected.due - at
         assert record_review(store, question("q0"), rating=3, correct=None, now=at) == expected.due
     with Store.open() as store:  # a new process starts on them as well
-        assert fsrs_params.active() == TRUE_PARAMETERS
+        assert store.fsrs_parameters() == TRUE_PARAMETERS
 
 
 def test_worse_parameters_are_not_kept(history):

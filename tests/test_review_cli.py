@@ -6,12 +6,11 @@ import random
 from datetime import datetime, timezone
 
 from click.testing import CliRunner
+from test_bank_validation import GOOD
 
 from quizapp.cli import cli
 from quizapp.commands import review as review_module
 from quizapp.study.store import Store
-
-from test_bank_validation import GOOD
 
 
 def review(stdin: str, *args: str):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from test_bank_validation import GOOD
+
 from quizapp.bank import load_file
 from quizapp.bank.shuffle import choice_order, item_order, why_not_lines
-
-from test_bank_validation import GOOD
 
 
 def demo(write_pack):

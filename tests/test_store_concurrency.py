@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from quizapp.study.store import Store
+from quizapp.study.store import Store, StoreFailed
 
 ROOT = Path(__file__).resolve().parent.parent
 LIVE_APP = Path(__file__).parent / "live_app.py"
@@ -231,7 +231,7 @@ def test_one_process_shares_one_connection_across_opens_and_threads(home):
     second.close()
     assert first.answer_count() == 0  # still open: the last close closes
     first.close()
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(StoreFailed, match="closed database"):  # the store's own error, sqlite3's as its cause
         first.answer_count()
     third = Store.open(db(home))
     assert third is not first and len(third.grades()) == 200

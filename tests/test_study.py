@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
 
+from test_bank_validation import GOOD
+
 from quizapp.bank import load_bank
 from quizapp.study.queue import study_queue
 from quizapp.study.schedule import record_review
 from quizapp.study.stats import compute_stats, streak
 from quizapp.study.store import Store
-
-from test_bank_validation import GOOD
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -13,8 +13,14 @@ from quizapp.bank import Question
 from quizapp.cli import cli
 from quizapp.study.schedule import record_review
 from quizapp.study.store import Store
-from quizapp.study.transfer import (FORMAT_VERSION, TransferError, export_progress, import_progress, read_export,
-                                     write_export)
+from quizapp.study.transfer import (
+    FORMAT_VERSION,
+    TransferError,
+    export_progress,
+    import_progress,
+    read_export,
+    write_export,
+)
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 

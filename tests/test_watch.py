@@ -14,7 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from quizapp.cli import cli
-from quizapp.commands.watch import change_summary
+from quizapp.grading.saves import change_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = (ROOT / "exercises" / "warmup_cosine" / "reference.py").read_text()

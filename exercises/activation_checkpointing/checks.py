@@ -7,13 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
 # checkpoint() imports torch._dynamo on its first call (it is wrapped in _disable_dynamo): once here,
 # so the warm grader's zygote pays it, not every forked grade.
 import torch._dynamo  # noqa: F401
 
 from quizapp.grading.harness import Checks, Required, fail, fmt, sibling_module
-
-
 
 watching = sibling_module(__file__, "watch")
 

@@ -11,8 +11,18 @@ import torch
 import torch.nn.functional as F
 
 from quizapp.grading import instrument
-from quizapp.grading.harness import (Checks, Required, branches_on_device, cause_if, consequence, expect_sequence_close,
-                                     fail, fmt, max_param_diff, rel_diff)
+from quizapp.grading.harness import (
+    Checks,
+    Required,
+    branches_on_device,
+    cause_if,
+    consequence,
+    expect_sequence_close,
+    fail,
+    fmt,
+    max_param_diff,
+    rel_diff,
+)
 from quizapp.grading.instrument import LOG
 from quizapp.grading.instrument import split_iterations as iterations
 

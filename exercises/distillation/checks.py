@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, listed, max_param_diff, rel_diff
+from quizapp.grading.harness import Checks, Required, as_scalar, fail, fmt, listed, max_param_diff, rel_diff
 
 CLASSES = 6
 # (batch, temperature, alpha): batch 1 included, alpha at both ends, T below and above 1.
@@ -64,16 +64,6 @@ def call_loss(ctx, impl, s, t, y, T, alpha, *, teacher_requires_grad=True) -> Lo
         if isinstance(out, torch.Tensor) and out.requires_grad:
             out.sum().backward()
     return LossRun(out, s.grad, t.grad)
-
-
-def as_scalar(value, where: str) -> float:
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1:
-            fail(f"{where}: expected a scalar loss, got a tensor of shape {tuple(value.shape)}")
-        return value.detach().double().item()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    fail(f"{where}: expected a scalar tensor, got {type(value).__name__}")
 
 
 def variants(s, t, y, T, alpha) -> dict:

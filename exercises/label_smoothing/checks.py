@@ -24,6 +24,7 @@ from quizapp.grading.harness import (
     fmt,
     rel_diff,
 )
+from quizapp.grading.harness import as_scalar as scalar_of
 
 # (rows, classes, smoothing): both ends of smoothing, two classes, a thousand, a single row.
 GRID = [
@@ -182,13 +183,7 @@ def attempt(ctx, run, where: str, cause: str, baseline):
 
 
 def as_scalar(value, where: str) -> float:
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1:
-            fail(f"{where}: expected a scalar loss (the mean over rows), got a tensor of shape {tuple(value.shape)}")
-        return value.detach().double().item()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    fail(f"{where}: expected a 0-dim tensor, got {type(value).__name__}")
+    return scalar_of(value, where, "a scalar loss (the mean over rows)")
 
 
 def variants(logits, targets, smoothing, ignore_index=-100) -> dict:

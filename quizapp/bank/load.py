@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quizapp.bank.files import MAX_PACK_BYTES, UnreadableFile, read_regular_file
-from quizapp.bank.files import default_pack_files, pack_files  # noqa: F401 - re-exported
+from quizapp.bank.files import MAX_PACK_BYTES, UnreadableFile, default_pack_files, pack_files, read_regular_file  # noqa: F401 - re-exported
 from quizapp.bank.model import Bank, BankError, Topic
 from quizapp.bank.validate import FileValidator
 from quizapp.bank.yamlnodes import YamlSyntaxError, compose
+
 
 def _decode(path: Path, data: bytes) -> str:
     try:

@@ -20,7 +20,7 @@ def _real(path: Path) -> Path:
         return path.absolute()
 
 
-def run(locations: tuple[Path, ...]) -> int:
+def check_bank(locations: tuple[Path, ...]) -> int:
     if locations:
         files = pack_files(locations)
         chosen = {_real(p) for p in files}

@@ -18,7 +18,7 @@ def exercise_or_exit(exercise_id: str):
     return catalog[exercise_id]
 
 
-def start(exercise_id: str, path: Path | None, force: bool) -> int:
+def start_exercise(exercise_id: str, path: Path | None, force: bool) -> int:
     exercise = exercise_or_exit(exercise_id)
     target = path or Path(f"{exercise_id}.py")
     if target.is_dir():
@@ -33,7 +33,7 @@ def start(exercise_id: str, path: Path | None, force: bool) -> int:
     return 0
 
 
-def hint(exercise_id: str, number: int | None) -> int:
+def show_hint(exercise_id: str, number: int | None) -> int:
     """Show hint `number` (0: the statement), or the next one the learner has not seen.
 
     Hints seen are kept in the progress store (`Store.hints_shown`), shared with the app: the next
@@ -109,7 +109,7 @@ def _legacy_hints_seen(exercise_id: str) -> int:
     return int(text) if text.isdecimal() else 0
 
 
-def solution(exercise_id: str, yes: bool) -> int:
+def show_solution(exercise_id: str, yes: bool) -> int:
     from quizapp.study.store import Store, StoreError
 
     exercise = exercise_or_exit(exercise_id)

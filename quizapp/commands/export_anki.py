@@ -9,7 +9,7 @@ import click
 from quizapp.commands.common import display_path, fail, load_bank_reporting
 
 
-def run(path: Path) -> int:
+def write_anki_deck(path: Path) -> int:
     if path.suffix.lower() != ".apkg":
         return fail(f"{display_path(path)}: an Anki package ends in .apkg (Anki imports nothing else), "
                     f"e.g. quizapp export anki quizapp.apkg")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,8 +10,9 @@ from pathlib import Path
 import click
 
 from quizapp.catalog import load_catalog
-from quizapp.grading.resolve import UsageError, resolve_exercise
+from quizapp.grading.processes import signals_set
 from quizapp.grading.record import record_grade
+from quizapp.grading.resolve import UsageError, resolve_exercise
 from quizapp.grading.result import GradeReport
 from quizapp.grading.runner import grade
 
@@ -22,7 +22,7 @@ def usage_report(file: Path, exercise: str | None, message: str) -> GradeReport:
                        device=None, torch=None, duration_s=0.0)
 
 
-def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bool, timeout: float) -> int:
+def grade_file(file: Path, exercise: str | None, device: str, as_json: bool, events: bool, timeout: float) -> int:
     catalog = load_catalog()
     try:
         exercise_id = resolve_exercise(file, exercise, catalog)
@@ -35,7 +35,7 @@ def run(file: Path, exercise: str | None, device: str, as_json: bool, events: bo
     if not (as_json or events):
         click.echo(f"Grading {file} as '{exercise_id}'...", err=True)
     cancel = threading.Event()
-    with cancel_on_signals(cancel), progress_on_stderr(enabled=not (as_json or events), timeout=timeout) as progress:
+    with signals_set(cancel), progress_on_stderr(enabled=not (as_json or events), timeout=timeout) as progress:
         report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
                        on_event=print_event if events else progress, cancel=cancel)
     report.file = str(file)  # as the learner named it
@@ -87,18 +87,6 @@ def progress_on_stderr(*, enabled: bool, timeout: float):
                 status.update(f"Check {done + 1} of {len(planned)}: {planned[done]}")
 
         yield on_event
-
-
-@contextmanager
-def cancel_on_signals(cancel: threading.Event):
-    """SIGINT and SIGTERM (Ctrl+C, or the TUI's cancel) stop the solution's whole process group."""
-    handled = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda *_: cancel.set()) for sig in handled}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def usage_exit(file: Path, exercise: str | None, message: str, as_json: bool, events: bool) -> int:

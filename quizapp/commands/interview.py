@@ -32,7 +32,7 @@ clock = utcnow  # tests put a fake clock here
 STATUS_EVERY_S = 1.0  # how often the exercise countdown line is redrawn
 
 
-def run(minutes: int, topics: tuple[str, ...]) -> int:
+def run_interview(minutes: int, topics: tuple[str, ...]) -> int:
     store = open_store()
     if store is None:
         return 1
@@ -199,13 +199,13 @@ def wait_for_done(interview: Interview) -> bool:
 
 def grade_file(path: Path, exercise, console: Console):
     """Grade through the same runner as `quizapp grade`, print its report, and record the attempt."""
-    from quizapp.commands.grade import cancel_on_signals
+    from quizapp.grading.processes import signals_set
     from quizapp.grading.record import record_grade
     from quizapp.grading.render import print_report
     from quizapp.grading.runner import grade
 
     cancel = threading.Event()
-    with cancel_on_signals(cancel):
+    with signals_set(cancel):
         report = grade(path, exercise.folder, exercise_id=exercise.id)
     report.file = display_path(path)
     if cancel.is_set():

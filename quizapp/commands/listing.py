@@ -9,7 +9,7 @@ from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.study.stats import compute_stats
 
 
-def run() -> int:
+def list_exercises() -> int:
     store = open_store()
     if store is None:
         return 1

@@ -8,7 +8,7 @@ from quizapp.commands.common import fail, open_store
 from quizapp.words import plural
 
 
-def run(reset: bool) -> int:
+def optimize_schedule(reset: bool) -> int:
     from quizapp.study.fitting import FitError, optimize, require_enough_history, review_log
 
     store = open_store()

@@ -10,7 +10,7 @@ from quizapp.commands.common import display_path, fail
 from quizapp.commands.exercises import exercise_or_exit
 
 
-def run(exercise_id: str, path: Path | None, yes: bool) -> int:
+def reset_exercise(exercise_id: str, path: Path | None, yes: bool) -> int:
     exercise = exercise_or_exit(exercise_id)
     target = path or Path(f"{exercise_id}.py")
     if target.is_dir():

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import random
-import sqlite3
 import string
-import time
-from datetime import datetime
+from collections.abc import Callable
 
 import click
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from quizapp.bank import Question, check_answer
+from quizapp.bank import Question
 from quizapp.bank.answers import numeric_problem
 from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
-from quizapp.study.keypoints import parse_ticks, rating_from_key_points
-from quizapp.study.queue import requeue_again, study_queue
-from quizapp.study.schedule import RATING_NAMES, default_rating, format_interval, preview, record_review
-from quizapp.study.store import BUSY_TIMEOUT_S, StoreError, utcnow
+from quizapp.study.keypoints import parse_ticks
+from quizapp.study.queue import study_queue
+from quizapp.study.schedule import RATING_NAMES, format_interval, preview, record_review
+from quizapp.study.session import SAVE_ERRORS, Answered, SessionResult, StudySession
+from quizapp.study.store import utcnow
 from quizapp.words import plural
 
 QUIT = "q"
@@ -93,9 +92,9 @@ def read_key_points(q: Question, console: Console) -> list[int]:
         console.print(f"[yellow]Type numbers from 1 to {len(q.key_points)}, or press Enter for none.[/]")
 
 
-def read_rating(suggested: int, card_json: str | None) -> int:
+def read_rating(suggested: int, card_json: str | None, parameters: tuple[float, ...] | None) -> int:
     shown = "  ".join(f"{r} {name} ({format_interval(d)})" for (r, name), d in
-                      zip(RATING_NAMES.items(), preview(card_json).values()))
+                      zip(RATING_NAMES.items(), preview(card_json, parameters=parameters).values()))
     click.echo(shown)
     while True:
         reply = ask("Rating", default=str(suggested)).strip()
@@ -108,21 +107,15 @@ class NotSaved(Exception):
     """The store refused an answer and the learner chose not to try again: the session ends."""
 
 
-def save_review(q: Question, store, console: Console, **review) -> datetime:
-    """record_review, offering to try again while the store refuses (another process holding the
-    write lock past the store's busy timeout, a full disk); NotSaved when the learner gives up."""
-    review.setdefault("now", utcnow())  # a retry saves the answer at the moment it was given
+def save_answer(save: Callable[[], Answered | None], q: Question, store, console: Console) -> Answered | None:
+    """`save()` (the session's rate or leave), offering to try again while the store refuses (another
+    process holding the write lock past the store's busy timeout, a full disk); NotSaved when the
+    learner gives up. The session keeps the answer's time: a retry saves it at the moment it was given."""
     while True:
         try:
-            return record_review(store, q, **review)
-        except (sqlite3.Error, StoreError) as exc:
-            reason = str(exc)
-            if isinstance(exc, sqlite3.Error):
-                if "locked" in reason.lower() or "busy" in reason.lower():
-                    reason = (f"another process (the app, a grade, `watch`) held the progress database's write "
-                              f"lock for over {BUSY_TIMEOUT_S:g} s")
-                reason += f"\n  database: {store.path}"
-            console.print(f"[bold red]Your answer was not saved:[/] {escape(reason)}")
+            return save()
+        except SAVE_ERRORS as exc:  # the store's message says why (busy: how long it waited) and where
+            console.print(f"[bold red]Your answer was not saved:[/] {escape(str(exc))}")
             try:
                 again = click.confirm("Try saving it again?", default=True)
             except click.Abort:  # Ctrl+D or Ctrl+C: no
@@ -131,18 +124,19 @@ def save_review(q: Question, store, console: Console, **review) -> datetime:
                 raise NotSaved(q.id) from None
 
 
-def study_one(q: Question, store, console: Console, seed: str) -> tuple[int, bool | None, bool]:
-    """Ask, check, explain, rate and save one question: (rating, correct, stop).
+def study_one(session: StudySession, store, console: Console) -> tuple[Answered, bool]:
+    """Ask, check, explain, rate and save the session's current question: (its saved answer, stop).
 
     stop: the learner quit at the rating prompt. An answer already checked (or a card already
     revealed) is then saved with the suggested rating, as the session promises and as the app does
     on leaving. Quit before that point propagates unchanged. NotSaved: the store refused the answer
     and the learner chose not to try again.
     """
+    q = session.current
     console.print(Markdown(q.prompt))
-    started = time.monotonic()
-    response = read_answer(q, console, seed)
-    verdict = check_answer(q, response)
+    session.show()
+    response = read_answer(q, console, session.seed)
+    verdict = session.check(response)
     if verdict.correct is True:
         console.print("[bold green]✔ Right[/]")
     elif verdict.correct is False:
@@ -154,24 +148,28 @@ def study_one(q: Question, store, console: Console, seed: str) -> tuple[int, boo
     if others:
         heading = "The other wrong choices" if picked else "Why the other choices are wrong"
         console.print(Markdown(why_not_markdown(others, heading)))
-    suggested = default_rating(verdict.correct)
-    stop = False
     try:
         if q.key_points:
-            covered = read_key_points(q, console)
-            suggested = rating_from_key_points(len(covered), len(q.key_points))
-            response = {"covered": covered}
-        rating = read_rating(suggested, store.card_json(q.id))
+            session.tick(read_key_points(q, console))
+        rating = read_rating(session.pending.suggested, store.card_json(q.id), store.fsrs_parameters())
     except Quit:
         # As in the app: an answer checked (or a card revealed) is saved with the suggested rating.
-        rating, stop = suggested, True
-    due = save_review(q, store, console, rating=rating, correct=verdict.correct, response=response,
-                      duration_ms=int((time.monotonic() - started) * 1000))
-    if stop:
-        console.print(f"\nSaved as {RATING_NAMES[rating]} (suggested); stopping.")
-    else:
-        console.print(f"[dim]Saved; next review {due.astimezone():%Y-%m-%d %H:%M}.[/]")
-    return rating, verdict.correct, stop
+        answered = save_answer(session.leave, q, store, console)
+        console.print(f"\nSaved as {RATING_NAMES[answered.rating]} (suggested); stopping.")
+        return answered, True
+    answered = save_answer(lambda: session.rate(rating), q, store, console)
+    console.print(f"[dim]Saved; next review {answered.due.astimezone():%Y-%m-%d %H:%M}.[/]")
+    return answered, False
+
+
+def summary(result: SessionResult) -> str:
+    """The session's last line: first tries answered and right; re-asks after Again on top."""
+    line = f"Answered {len(result.first_tries)} of {result.total}"
+    if checked := len(result.checked):
+        line += f"; {result.right} of {checked} checked answers right ({result.right / checked:.0%})"
+    if result.reasks:
+        line += f"; {plural(result.reasks, 're-ask')} after Again"
+    return line + "."
 
 
 def run(topic: str | None, limit: int) -> int:
@@ -189,41 +187,28 @@ def run(topic: str | None, limit: int) -> int:
             return 0
         console.print(f"{plural(len(queue), 'question')}. Type q (or Ctrl+D) at any prompt to stop; every answer "
                       "is saved. A question you rate Again comes back later in the session.")
-        pending = list(queue)
-        reasked: dict[str, int] = {}  # question id -> times put back after Again (see requeue_again)
-        answered: set[str] = set()
-        asked, repeats, right, checked = 0, 0, 0, 0
-        seed = utcnow().isoformat()  # a new shuffle of the choices each session
+        # The clock seeds a new shuffle of the choices each session and stamps each review; reviews are
+        # written through this module's record_review, where a test can stand in a store that refuses.
+        session = StudySession(queue, store, clock=utcnow, title=bank.topics[topic].title if topic else "Review",
+                               topic=topic, record=record_review)
         lost = None  # the question whose answer the store refused, if the session ended on one
         try:
-            while pending:
-                q = pending.pop(0)
-                asked += 1
-                again = q.id in answered
-                title = f"{asked}/{asked + len(pending)} · {bank.topics[q.topic].title} · {q.type}"
-                console.rule(f"{title} · difficulty {q.difficulty}" + (" · again" if again else ""))
-                rating, correct, stop = study_one(q, store, console, seed)
-                if again:
-                    repeats += 1
-                else:  # the score counts first tries; a re-ask follows the answer just shown
-                    answered.add(q.id)
-                    if correct is not None:
-                        checked += 1
-                        right += correct
+            while (q := session.current) is not None:
+                n, total = session.position
+                title = f"{n}/{total} · {bank.topics[q.topic].title} · {q.type}"
+                again = " · again" if session.asked_before(q) else ""
+                console.rule(f"{title} · difficulty {q.difficulty}{again}")
+                answered, stop = study_one(session, store, console)
                 if stop:
                     break
-                if requeue_again(pending, q, rating, reasked):
+                if answered.requeued:
                     console.print("[dim]Rated Again: it comes back later in this session.[/]")
+                session.next()
         except Quit:
             console.print()
         except NotSaved as exc:
             lost = exc.args[0]
             console.print(f"[bold red]Not saved:[/] your last answer (to {escape(lost)}) was not kept; every "
                           "answer before it was. The session ends here; run `quizapp review` again later.")
-        summary = f"Answered {len(answered)} of {len(queue)}"
-        if checked:
-            summary += f"; {right} of {checked} checked answers right ({right / checked:.0%})"
-        if repeats:
-            summary += f"; {plural(repeats, 're-ask')} after Again"
-        console.print(summary + ".")
+        console.print(summary(session.result))
     return 1 if lost else 0

@@ -19,7 +19,7 @@ def bar(fraction: float, width: int = 10) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def run() -> int:
+def show_stats() -> int:
     store = open_store()
     if store is None:
         return 1

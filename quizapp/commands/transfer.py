@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import click
 
 from quizapp.commands.common import display_path, fail, open_store
+from quizapp.study.store import StoreError
 from quizapp.words import plural
 
 
-def export_json(path: Path) -> int:
+def write_progress_json(path: Path) -> int:
     from quizapp.study.transfer import write_export
 
     if path.is_dir():
@@ -30,7 +30,7 @@ def export_json(path: Path) -> int:
     return 0
 
 
-def import_json(path: Path) -> int:
+def merge_progress_json(path: Path) -> int:
     from quizapp.study.transfer import TransferError, import_progress, read_export
 
     try:
@@ -45,7 +45,7 @@ def import_json(path: Path) -> int:
             summary = import_progress(store, document)
         except TransferError as exc:
             return fail(f"{display_path(path)}: {exc}\n  Nothing was imported.")
-        except (sqlite3.Error, ValueError, OverflowError, RecursionError) as exc:
+        except (StoreError, ValueError, OverflowError, RecursionError) as exc:
             # read_export checked every record; this is the last guard, never a traceback half-way
             return fail(f"the import of {display_path(path)} failed and was undone ({exc}); nothing was changed")
     if not summary.changed:

@@ -6,81 +6,20 @@ import json
 import os
 import queue
 import select
-import signal
 import sys
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from quizapp.catalog import load_catalog
 from quizapp.commands.common import display_path, fail
+from quizapp.grading.processes import STOP_SIGNALS, signals_set
 from quizapp.grading.resolve import UsageError, resolve_exercise
 from quizapp.grading.result import GradeReport
+from quizapp.grading.saves import changes_since, file_state, watch_saves
 
-STEP_MS = 50  # a save is graded once the folder has been quiet this long (editors write in bursts)
 KEY_POLL_S = 0.1
-
-
-def changes_since(before: GradeReport | None, now: GradeReport) -> str:
-    """What changed since the last grade, in the learner's words: "2 checks newly pass, 1 newly fails"."""
-    if before is None:
-        return ""
-    return change_summary({c.id: c.status for c in before.checks}, {c.id: c.status for c in now.checks})
-
-
-def change_summary(was: dict[str, str], now: dict[str, str]) -> str:
-    """The same from check id -> status maps (the TUI holds its reports as JSON)."""
-    passing = sum(1 for cid, status in now.items() if status == "pass" and was.get(cid) != "pass")
-    failing = sum(1 for cid, status in now.items() if status in ("fail", "error") and was.get(cid) in ("pass", "skip"))
-    parts = []
-    if passing:
-        parts.append(f"{passing} check{'s' if passing > 1 else ''} newly pass{'' if passing > 1 else 'es'}")
-    if failing:
-        noun = "" if parts else (" checks" if failing > 1 else " check")
-        parts.append(f"{failing}{noun} newly fail{'' if failing > 1 else 's'}")
-    if not parts:
-        return "No check changed since the last grade."
-    return ", ".join(parts) + "."
-
-
-def file_state(path: Path) -> tuple | None:
-    """What identifies one save of the file: its time and size; None while it is missing."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def watch_saves(path: Path, saves: queue.Queue, stop: threading.Event) -> None:
-    """Put a token in `saves` after each burst of changes to `path`.
-
-    The folder is watched, not the file: editors that save atomically write a new file and
-    rename it over the old one, which a watch on the old file would never see.
-    """
-    import watchfiles
-
-    name = path.name
-    try:
-        for _ in watchfiles.watch(path.parent, watch_filter=lambda _change, p: os.path.basename(p) == name,
-                                  step=STEP_MS, stop_event=stop, recursive=False, raise_interrupt=False):
-            saves.put(True)
-    except Exception as exc:  # noqa: BLE001 - e.g. the folder went away: say so, and stop
-        saves.put(exc)
-
-
-@contextmanager
-def stop_on_signals(stop: threading.Event):
-    """Ctrl+C and SIGTERM end the watch: the running grade is stopped, then the warm grader."""
-    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in handled}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 class Keys:
@@ -146,9 +85,9 @@ class Screen:
         click.echo(f"{display_path(self.file)} is gone; waiting for it to be saved again.", err=True)
 
     def hint(self) -> None:
-        from quizapp.commands.exercises import hint
+        from quizapp.commands.exercises import show_hint
 
-        hint(self.exercise.id, None)
+        show_hint(self.exercise.id, None)
 
 
 class JsonLines:
@@ -168,7 +107,7 @@ class JsonLines:
         pass
 
 
-def run(file: Path, exercise: str | None, device: str, json_lines: bool, timeout: float) -> int:
+def watch_file(file: Path, exercise: str | None, device: str, json_lines: bool, timeout: float) -> int:
     catalog = load_catalog()
     try:
         exercise_id = resolve_exercise(file, exercise, catalog)
@@ -182,7 +121,7 @@ def run(file: Path, exercise: str | None, device: str, json_lines: bool, timeout
     warm.start()  # torch loads in the zygote while the watch starts
     stop = threading.Event()
     try:
-        with stop_on_signals(stop), Keys(keys_on) as keys:
+        with signals_set(stop, STOP_SIGNALS), Keys(keys_on) as keys:
             return Watch(file, catalog[exercise_id], device, timeout, view, warm, stop).loop(keys)
     finally:
         warm.close()
@@ -199,7 +138,7 @@ class Watch:
         self.last: GradeReport | None = None
 
     def loop(self, keys: Keys) -> int:
-        watcher = threading.Thread(target=watch_saves, args=(self.file.resolve(), self.saves, self.stop),
+        watcher = threading.Thread(target=watch_saves, args=(self.file.resolve(), self.saves.put, self.stop),
                                    daemon=True)
         watcher.start()
         wanted = True  # the first grade, before any save

@@ -11,20 +11,12 @@ import html
 from dataclasses import dataclass
 from functools import lru_cache
 
+from quizapp.bank.kinds import kind_of
 from quizapp.bank.model import Question
 from quizapp.bank.shuffle import choice_order, item_order
 
 # The seed of the shown order: fixed, so a re-export keeps each card as the learner knows it.
 SHOWN_ORDER_SEED = "anki"
-
-_ASKS = {
-    "single": "Choose one.",
-    "multi": "Choose all that apply.",
-    "numeric": "Answer with a number.",
-    "order": "Put these steps in order.",
-    "text": "Answer in a word or a short phrase.",
-    "card": "Answer in your own words.",
-}
 
 
 @dataclass(frozen=True)
@@ -61,7 +53,7 @@ def _inline(text: str) -> str:
 
 def front_html(question: Question, topic_title: str) -> str:
     parts = [f'<div class="topic">{html.escape(topic_title)}</div>', f'<div class="prompt">{markdown_html(question.prompt)}</div>',
-             f'<div class="ask">{_ASKS[question.type]}</div>']
+             f'<div class="ask">{kind_of(question.type).ask}</div>']
     if question.type in ("single", "multi"):
         order = choice_order(question, SHOWN_ORDER_SEED)
         parts.append(_list([f"<b>{_letter(pos)}.</b> {_inline(question.choices[i])}" for pos, i in enumerate(order)],

@@ -27,13 +27,13 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
+from quizapp.grading.channel import HELLO as CHANNEL_HELLO
+from quizapp.grading.channel import KEY_BYTES
 from quizapp.grading.result import MESSAGE_CAP, capped
 
 CHECKS_MODULE = "quizapp_exercise_checks"
 # Checks modules the warm grader imported before forking this process, by exercise folder.
 PRELOADED: dict[str, object] = {}
-CHANNEL_HELLO = b"quizapp-grade-channel-1\n"  # what the parent writes first on the channel, before the key
-KEY_BYTES = 32
 HELLO_TIMEOUT_S = 30.0
 LEARNER_FRAMES = 20  # the learner's frames shown under an error, the innermost ones
 TMP_ENV = "TMPDIR"  # the grade's own temp folder, set by the runner: writable inside the sandbox
@@ -178,6 +178,9 @@ def _describe(exc: BaseException, solution_path: str) -> str:
 
 
 def load_module(name: str, path: Path):
+    """Import the file at `path` as module `name` (a solution, an exercise's checks or its siblings:
+    exercise folders are not packages). Registered before it runs: dataclasses look their module up
+    while a class is made."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -243,8 +246,15 @@ def run(args, emit: Emit) -> None:
         emit("error", message=f"torch is not installed in this Python ({sys.executable}): {exc}")
         return
     from quizapp.grading import instrument
-    from quizapp.grading.harness import (FOREIGN_SKIP, CheckFailed, CheckSkipped, Context, error_inputs,
-                                         signature_problem, skip_is_the_checks)
+    from quizapp.grading.harness import (
+        FOREIGN_SKIP,
+        CheckFailed,
+        CheckSkipped,
+        Context,
+        error_inputs,
+        signature_problem,
+        skip_is_the_checks,
+    )
 
     if args.device == "cuda" and not torch.cuda.is_available():
         emit("usage_error", message="--device cuda: CUDA is not available on this machine")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
 import math
 import re
@@ -11,7 +10,9 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NoReturn
+
+from quizapp.grading.child import load_module
 
 
 class CheckFailed(Exception):
@@ -31,7 +32,7 @@ class ForeignSkip(Exception):
     """What a CheckSkipped that came out of the solution's code becomes."""
 
 
-def fail(message: str):
+def fail(message: str) -> NoReturn:
     raise CheckFailed(message)
 
 
@@ -43,18 +44,14 @@ def sibling_module(checks_file: str, name: str):
     folder = Path(checks_file).resolve().parent
     module_name = f"quizapp_exercise_{folder.name}_{name}"
     if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, folder / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses look their module up while the class is made
-        spec.loader.exec_module(module)
-        _SIBLINGS.append(module)
+        _SIBLINGS.append(load_module(module_name, folder / f"{name}.py"))
     return sys.modules[module_name]
 
 
 _SIBLINGS: list = []  # the exercise modules loaded by sibling_module: checks' code, like checks.py
 
 
-def skip(reason: str):
+def skip(reason: str) -> NoReturn:
     """Skip the running check. Call it from the checks' own code, outside any call into the solution:
     a skip whose traceback passes through code that is not the grader's counts as the solution's."""
     raise CheckSkipped(reason)
@@ -333,6 +330,20 @@ def listed(names, n: int = 4) -> str:
     if not names:
         return "none"
     return ", ".join(str(x) for x in names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+def as_scalar(value, where: str, what: str = "a scalar loss") -> float:
+    """A loss a solution returned, as a float: a one-element tensor or a Python number; anything else
+    fails the check, saying what came back."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            fail(f"{where}: expected {what}, got a tensor of shape {tuple(value.shape)}")
+        return value.detach().double().item()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    fail(f"{where}: expected {what} as a 0-dim tensor, got {type(value).__name__}")
 
 
 def fmt(x) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from pathlib import Path
 
 from quizapp.grading.result import GradeReport
@@ -30,8 +29,8 @@ def record_grade(report: GradeReport, file: Path, store: Store | None = None) ->
         finally:
             if opened:
                 store.close()
-    except StoreError as exc:
+    except StoreError as exc:  # e.g. another process held the write lock too long
         return str(exc)
-    except (sqlite3.Error, OSError) as exc:  # e.g. another process held the write lock too long
+    except OSError as exc:
         return f"{exc} (database: {store.path if store is not None else 'not opened'})"
     return None

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 SCHEMA = 1
-CHECK_STATUSES = ("pass", "fail", "error", "skip")
+# A check's outcome, and a grade's ("usage": the grader could not run the file at all; never in a
+# report a check produced, and exit code 2 on the command line).
+CheckStatus = Literal["pass", "fail", "error", "skip"]
+GradeStatus = Literal["pass", "fail", "error", "usage"]
+CHECK_STATUSES: tuple[str, ...] = get_args(CheckStatus)
+GRADE_STATUSES: tuple[str, ...] = get_args(GradeStatus)
 MESSAGE_CAP = 4000  # characters of one message kept (in JSON, in the store, on screen)
 SHOWN_CAP = MESSAGE_CAP + 100  # what the parent keeps: a cut message and the child's note of the cut
 # Characters a terminal acts on instead of showing: C0 controls but newline and tab, DEL, C1
@@ -33,23 +39,40 @@ def shown_text(text, limit: int = SHOWN_CAP) -> str:
     return printable(capped(str(text), limit))
 
 
-@dataclass
+@dataclass(frozen=True)
 class CheckResult:
     id: str
     title: str
-    status: str  # pass | fail | error | skip
+    status: CheckStatus
     message: str = ""
     data: dict = field(default_factory=dict)  # e.g. curves for a plot; not part of --json
 
     def to_json(self) -> dict:
         return {"id": self.id, "title": self.title, "status": self.status, "message": self.message}
 
+    @classmethod
+    def from_json(cls, item: dict) -> CheckResult:
+        """A check as a report or an event carries it, read defensively: a missing or unknown
+        status reads as error, a missing title as the id."""
+        status = item.get("status")
+        data = item.get("data")
+        cid = str(item.get("id", ""))
+        return cls(id=cid, title=str(item.get("title") or cid),
+                   status=status if status in CHECK_STATUSES else "error",
+                   message=str(item.get("message") or ""), data=data if isinstance(data, dict) else {})
+
+    @property
+    def curves(self) -> dict | None:
+        """The check's plot, when its data holds a well-formed one."""
+        curves = self.data.get("curves")
+        return curves if isinstance(curves, dict) and isinstance(curves.get("series"), dict) else None
+
 
 @dataclass
 class GradeReport:
     exercise: str
     file: str
-    status: str  # pass | fail | error
+    status: GradeStatus
     message: str | None
     device: str | None
     torch: str | None
@@ -75,12 +98,26 @@ class GradeReport:
             "sandbox": self.sandbox,
         }
 
+    @classmethod
+    def from_json(cls, data: dict) -> GradeReport:
+        """A schema-1 report (`grade --json`, a `report` event) as the type the grader made it from."""
+        status = data.get("status")
+        duration = data.get("duration_s")
+        return cls(exercise=str(data.get("exercise") or ""), file=str(data.get("file") or ""),
+                   status=status if status in GRADE_STATUSES else "error",
+                   message=None if data.get("message") is None else str(data["message"]),
+                   device=None if data.get("device") is None else str(data["device"]),
+                   torch=None if data.get("torch") is None else str(data["torch"]),
+                   duration_s=float(duration) if isinstance(duration, (int, float)) else 0.0,
+                   checks=[CheckResult.from_json(c) for c in data.get("checks") or () if isinstance(c, dict)],
+                   sandbox=None if data.get("sandbox") is None else str(data["sandbox"]))
+
     @property
     def exit_code(self) -> int:
         return 0 if self.status == "pass" else 1
 
 
-def overall_status(checks: list[CheckResult]) -> str:
+def overall_status(checks: list[CheckResult]) -> GradeStatus:
     """pass only when no check failed or errored and at least one passed: skips never add up to a pass."""
     if any(c.status in ("fail", "error") for c in checks) or not any(c.status == "pass" for c in checks):
         return "fail"

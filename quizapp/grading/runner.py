@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import os
 import secrets
 import select
 import shutil
@@ -27,9 +26,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from quizapp.grading.child import CHANNEL_HELLO, KEY_BYTES
+from quizapp.grading.channel import HELLO as CHANNEL_HELLO
+from quizapp.grading.channel import KEY_BYTES
+from quizapp.grading.processes import become_subreaper, child_env, child_pids, kill_group, stop_escaped
 from quizapp.grading.result import CHECK_STATUSES, CheckResult, GradeReport, overall_status, printable, shown_text
-from quizapp.grading.warm import child_env
 
 if TYPE_CHECKING:
     from quizapp.grading.warm import WarmGrader
@@ -150,61 +150,6 @@ class Channel:
         self.theirs.close()
 
 
-def become_subreaper() -> bool:
-    """Linux: orphaned descendants re-parent to this process instead of init, so a solution's
-    process that left the group (setsid, a double fork) can still be found and stopped."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        pr_set_child_subreaper = 36
-        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def child_pids() -> set[int]:
-    """This process's child processes, read from /proc (empty where there is none)."""
-    me, found = os.getpid(), set()
-    for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc").is_dir() else ():
-        try:
-            ppid = int(entry.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == me:
-            found.add(int(entry.parent.name))
-    return found
-
-
-def stop_escaped(keep: set[int]) -> None:
-    """Kill and reap our children but `keep` (say, those we had before the grade); their own orphans come next."""
-    for _ in range(100):
-        escaped = child_pids() - keep
-        if not escaped:
-            return
-        for pid in escaped:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        for pid in escaped:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-
-
-def _kill_group(proc) -> None:
-    if hasattr(proc, "kill_group"):  # a warm child: its keeper leads the group, and may be gone already
-        proc.kill_group()
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def child_args(exercise_dir: Path, solution: Path, device: str, memory_mb: int) -> list[str]:
     """The arguments of `python -m quizapp.grading.child`, for a cold child and a warm one alike
     (the result channel is its stdin, named nowhere)."""
@@ -269,7 +214,7 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
         reason = f"{TAMPERED}: {exc}. This grade does not count: the solution's process wrote to the grader's channel"
         state.tampered = True
     finally:
-        _kill_group(proc)  # also stops anything the solution started in its group
+        kill_group(proc)  # also stops anything the solution started in its group
         proc.wait()
         if reaping:
             stop_escaped(ours_before)  # and what left the group; it may hold the output pipe open

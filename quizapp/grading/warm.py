@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from quizapp.grading.processes import child_env
+
 READY_TIMEOUT_S = 180.0  # torch's first import on a busy machine can take a minute
 FORK_TIMEOUT_S = 15.0  # from a request to the child's pid
 EXIT_GRACE_S = 10.0  # after the child ends (or is killed), how long its keeper may take to report
@@ -212,20 +214,6 @@ def _receive(sock: socket.socket) -> dict | None:
     except (OSError, ValueError):
         return None
     return message if isinstance(message, dict) else None
-
-
-def child_env() -> dict[str, str]:
-    """The environment of a grade's child, cold or warm: ours, with quizapp importable, unbuffered."""
-    import quizapp
-
-    env = dict(os.environ)
-    package_root = str(Path(quizapp.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
-    env["PYTHONUNBUFFERED"] = "1"
-    # No BLAS thread pool started at numpy's import (the zygote does the same): a thread started before
-    # the sandbox keeps its rights on kernels before Landlock ABI 8.
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return env
 
 
 _shared: WarmGrader | None = None

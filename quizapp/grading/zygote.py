@@ -37,7 +37,7 @@ import socket
 import sys
 from pathlib import Path
 
-from quizapp.grading.runner import become_subreaper, stop_escaped
+from quizapp.grading.processes import become_subreaper, stop_escaped
 
 MAX_MESSAGE = 1024 * 1024  # a request holds the environment, which can be long
 IDLE_SCAN_S = 5.0  # how long after a grade ends stray processes are still looked for

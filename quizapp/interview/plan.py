@@ -120,7 +120,8 @@ def pick_questions(bank: Bank, store: Store, weights: dict[str, float], budget: 
     mostly talking, but a few quick checks show what is known cold.
     """
     cards = store.cards()
-    recall = {qid: retrievability(card, now) for qid, (_, card) in cards.items() if qid in bank.questions}
+    parameters = store.fsrs_parameters()
+    recall = {qid: retrievability(card, now, parameters) for qid, (_, card) in cards.items() if qid in bank.questions}
     left = {slug: list(bank.topic_questions(slug)) for slug in weights}
     draw = dict(weights)
     chosen: list[Question] = []

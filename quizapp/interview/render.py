@@ -6,13 +6,14 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from quizapp.bank.kinds import QUESTION_KINDS, kind_of
 from quizapp.interview.report import MISSED, PARTIAL, RIGHT, ReportCard
 from quizapp.interview.session import EXERCISE, QUESTIONS, Interview
 
 OUTCOME_STYLE = {RIGHT: "green", PARTIAL: "yellow", MISSED: "dim"}
 CHECK_STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "dim"}
-KINDS = {"single": "one answer", "multi": "all that apply", "numeric": "number", "text": "short answer",
-         "order": "order", "card": "open"}
+# Each question type's short name, as `quizapp interview` heads a question with it.
+KINDS = {name: kind.short for name, kind in QUESTION_KINDS.items()}
 
 
 def clock_text(seconds: float | None) -> str:
@@ -72,7 +73,7 @@ def question_table(card: ReportCard) -> Table:
     table.add_column("result")
     table.add_column("time", justify="right")
     for n, q in enumerate(card.questions, 1):
-        table.add_row(str(n), card.titles.get(q.topic, q.topic), KINDS.get(q.type, q.type),
+        table.add_row(str(n), card.titles.get(q.topic, q.topic), kind_of(q.type).short,
                       outcome_text(q.outcome, q.covered, q.points), clock_text(q.seconds))
     return table
 

@@ -7,7 +7,6 @@ the exercise's box; whatever the questions leave over goes to the exercise.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,8 +14,18 @@ from typing import Any
 from quizapp.bank.answers import check_answer
 from quizapp.bank.model import Bank, Question
 from quizapp.interview.plan import Plan
-from quizapp.interview.report import (MISSED, PARTIAL, RIGHT, WRONG, ExerciseCheck, ExerciseResult, QuestionResult,
-                                      ReportCard, study_next, topic_results)
+from quizapp.interview.report import (
+    MISSED,
+    PARTIAL,
+    RIGHT,
+    WRONG,
+    ExerciseCheck,
+    ExerciseResult,
+    QuestionResult,
+    ReportCard,
+    study_next,
+    topic_results,
+)
 from quizapp.study.keypoints import coverage, rating_from_key_points
 from quizapp.study.schedule import default_rating, record_review
 from quizapp.study.store import Store, StoreError
@@ -139,7 +148,7 @@ class Interview:
         """Every answer is a review: the answer row and the FSRS card, at once, as `quizapp review` does."""
         try:
             record_review(self.store, q, now=self.clock(), **review)
-        except (sqlite3.Error, StoreError) as exc:
+        except StoreError as exc:
             self.save_errors.append(f"{q.id}: {exc}")
             return False
         return True
@@ -203,6 +212,6 @@ class Interview:
         try:
             self.store.record_interview(started_at=self.report.started_at, finished_at=finished,
                                         minutes=self.plan.minutes, score=score, report=self.report.to_dict())
-        except (sqlite3.Error, StoreError) as exc:
+        except StoreError as exc:
             self.save_errors.append(f"the interview itself: {exc}")
         return self.report

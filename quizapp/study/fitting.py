@@ -18,7 +18,6 @@ from datetime import datetime
 from fsrs import Card, Rating
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from quizapp.study import fsrs_params
 from quizapp.study.schedule import scheduler
 from quizapp.study.store import FSRS_PARAMETERS_KEY, Store
 from quizapp.words import plural
@@ -143,5 +142,4 @@ def optimize(store: Store, *, fit=fit_parameters) -> FitResult:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET"
                          " value = excluded.value", (FSRS_PARAMETERS_KEY, json.dumps(list(fitted))))
             recompute_cards(conn, sorted({qid for qid, _, _ in reviews}), fitted)
-        fsrs_params.set_active(fitted)  # previews from now on use them too
     return FitResult(len(reviews), usable, default_loss, current_loss, fitted_loss, fitted, kept)

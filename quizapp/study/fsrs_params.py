@@ -1,13 +1,12 @@
-"""Which FSRS parameters schedule reviews: the fitted ones of the open store, else FSRS's defaults.
+"""Reading the FSRS parameters a store keeps (fitted by `quizapp optimize`, or imported).
 
-Kept apart from the scheduler so that opening the store does not import fsrs.
+Kept apart from the scheduler so that opening the store does not import fsrs. No process-wide
+state: every schedule call is handed the store's parameters (`store.fsrs_parameters()`).
 """
 
 from __future__ import annotations
 
 import math
-
-_active: tuple[float, ...] | None = None
 
 
 def parse(value) -> tuple[float, ...] | None:
@@ -17,12 +16,3 @@ def parse(value) -> tuple[float, ...] | None:
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value):
         return None
     return tuple(float(v) for v in value)
-
-
-def set_active(parameters: tuple[float, ...] | None) -> None:
-    global _active
-    _active = parameters
-
-
-def active() -> tuple[float, ...] | None:
-    return _active

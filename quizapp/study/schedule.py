@@ -10,7 +10,6 @@ from functools import lru_cache
 from fsrs import Card, Rating, Scheduler
 
 from quizapp.bank.model import Question
-from quizapp.study import fsrs_params
 from quizapp.study.stats import card_problem
 from quizapp.study.store import Store, iso, utcnow
 
@@ -37,10 +36,6 @@ def scheduler(parameters: tuple[float, ...] | None = None) -> Scheduler:
     return Scheduler(enable_fuzzing=False)
 
 
-def _active_scheduler() -> Scheduler:
-    return scheduler(fsrs_params.active())
-
-
 def default_rating(correct: bool | None) -> int:
     """The rating a checked answer suggests: Good when right, Again when wrong (cards: Good)."""
     return 1 if correct is False else 3
@@ -62,20 +57,24 @@ def card_from_json(card_json: str | None) -> Card:
     return card if card is not None else Card()
 
 
-def preview(card_json: str | None, now: datetime | None = None) -> dict[int, timedelta]:
-    """rating -> the interval until the next review that rating would give."""
+def preview(card_json: str | None, now: datetime | None = None,
+            parameters: tuple[float, ...] | None = None) -> dict[int, timedelta]:
+    """rating -> the interval until the next review that rating would give, under `parameters` (the
+    store's fitted ones, `store.fsrs_parameters()`; None: FSRS's defaults)."""
     now = now or utcnow()
     card = card_from_json(card_json)
+    active = scheduler(parameters)
     out = {}
     for rating in RATING_NAMES:
-        new_card, _ = _active_scheduler().review_card(card, Rating(rating), review_datetime=now)
+        new_card, _ = active.review_card(card, Rating(rating), review_datetime=now)
         out[rating] = new_card.due - now
     return out
 
 
-def retrievability(card_json: str, now: datetime | None = None) -> float:
-    """The probability, by FSRS, that the learner recalls the card now."""
-    return _active_scheduler().get_card_retrievability(card_from_json(card_json), now or utcnow())
+def retrievability(card_json: str, now: datetime | None = None,
+                   parameters: tuple[float, ...] | None = None) -> float:
+    """The probability, by FSRS under `parameters`, that the learner recalls the card now."""
+    return scheduler(parameters).get_card_retrievability(card_from_json(card_json), now or utcnow())
 
 
 def record_review(store: Store, question: Question, *, rating: int, correct: bool | None,

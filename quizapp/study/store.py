@@ -18,9 +18,9 @@ import sqlite3
 import threading
 import time
 import uuid
-from contextlib import contextmanager
-from functools import wraps
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
+from functools import wraps
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,10 +35,28 @@ BUSY_TIMEOUT_S = 10.0
 class StoreError(Exception):
     """The database cannot be used as it is; the message says why and where the file is."""
 
-    def __init__(self, path: Path, reason: str):
-        super().__init__(f"{reason}\n  database: {path}\n  Nothing was changed. Move the file away to start afresh, or point QUIZAPP_HOME elsewhere.")
+    ADVICE = "Nothing was changed. Move the file away to start afresh, or point QUIZAPP_HOME elsewhere."
+
+    def __init__(self, path: Path, reason: str, advice: str | None = None):
+        advice = self.ADVICE if advice is None else advice
+        super().__init__(f"{reason}\n  database: {path}" + (f"\n  {advice}" if advice else ""))
         self.path = path
         self.reason = reason
+
+
+class StoreFailed(StoreError):
+    """A read or a write failed on a database that opened fine: another process held the write lock
+    past the busy timeout, the disk is full, an I/O error. The store raises this for every
+    sqlite3.Error, so nothing outside `study/` needs to know about sqlite3."""
+
+    def __init__(self, path: Path, error: Exception):
+        self.busy = _is_busy(error)
+        if self.busy:
+            reason = (f"another process (the app, a grade, `watch`) held the progress database's write lock "
+                      f"for over {BUSY_TIMEOUT_S:g} s")
+        else:
+            reason = f"the progress database failed: {error}"
+        super().__init__(path, reason, advice="")
 
 
 def utcnow() -> datetime:
@@ -90,7 +108,10 @@ def _locked(method):
     @wraps(method)
     def locked(self, *args, **kwargs):
         with self._lock:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise StoreFailed(self.path, exc) from exc
 
     return locked
 
@@ -162,18 +183,15 @@ class Store:
                 raise sqlite3.DatabaseError("integrity check failed")
             store = cls(conn, path)
             store._migrate()
-            # Previews shown before any review must already use this learner's fitted parameters.
-            fsrs_params.set_active(store.fsrs_parameters())
-        except sqlite3.OperationalError as exc:
+        except (sqlite3.Error, StoreFailed) as exc:
             conn.close()
-            if _is_busy(exc):
-                raise
-            raise StoreError(path, f"the progress database is corrupt or not a database ({exc})") from None
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if "not a database" in str(exc):  # SQLite read the header and refused the file, untouched
+            # The migration and the settings read go through the store's own wrappers: judge their cause.
+            error = exc.__cause__ if isinstance(exc, StoreFailed) else exc
+            if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
+                raise error from None  # _open_new waits and tries again
+            if "not a database" in str(error):  # SQLite read the header and refused the file, untouched
                 raise StoreError(path, "the progress database is corrupt: the file is not an SQLite database") from None
-            raise StoreError(path, f"the progress database is corrupt or not a database ({exc})") from None
+            raise StoreError(path, f"the progress database is corrupt or not a database ({error})") from None
         except StoreError:
             conn.close()
             raise
@@ -202,24 +220,41 @@ class Store:
     def transaction(self):
         """BEGIN IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreFailed(self.path, exc) from exc
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
+            except BaseException as exc:
+                with suppress(sqlite3.Error):  # a failed rollback must not hide why it was needed
+                    self.conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreFailed(self.path, exc) from exc
                 raise
             else:
-                self.conn.execute("COMMIT")
+                try:
+                    self.conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    with suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
+                    raise StoreFailed(self.path, exc) from exc
 
     @contextmanager
     def snapshot(self):
         """Several reads that see one state of the database (a read transaction), e.g. for an export."""
         with self._lock:
-            self.conn.execute("BEGIN")
+            try:
+                self.conn.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise StoreFailed(self.path, exc) from exc
             try:
                 yield self.conn
+            except sqlite3.Error as exc:
+                raise StoreFailed(self.path, exc) from exc
             finally:
-                self.conn.execute("COMMIT")
+                with suppress(sqlite3.Error):
+                    self.conn.execute("COMMIT")
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -319,7 +354,6 @@ class Store:
             self.delete_setting(FSRS_PARAMETERS_KEY)
         else:
             self.set_setting(FSRS_PARAMETERS_KEY, [float(p) for p in parameters])
-        fsrs_params.set_active(self.fsrs_parameters())
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -224,8 +224,6 @@ def import_progress(store: Store, document: dict) -> ImportSummary:
         adopted = _adopt_parameters(conn, document["fsrs_parameters"])
         parameters = fsrs_params.parse(_setting(conn, FSRS_PARAMETERS_KEY))
         recompute_cards(conn, sorted(touched), parameters)
-    if adopted:
-        fsrs_params.set_active(store.fsrs_parameters())
     return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted)
 
 

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from quizapp.bank.cache import load_bank_cached, load_outline_cached
 from quizapp.catalog import Exercise, load_catalog_cached
 from quizapp.study.store import Store, StoreError, utcnow
-from quizapp.tui.context import StudyContext, default_grader_cmd
+from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import ExerciseRequested, StudyRequested
 from quizapp.tui.screens.home import HomeScreen
 
@@ -79,9 +79,13 @@ class QuizApp(App[int]):
         if bank is None:  # home draws from the cached outline; the questions load when something needs them
             outline, loaded = load_outline_cached()
             bank = loaded if loaded is not None else load_bank_cached
+        from quizapp.tui.graders import CommandGrader, WarmAppGrader
+
+        work_dir = self._work_dir or Path.cwd()
+        # A grader command (tests, custom set-ups) is run as given; otherwise the app grades warm.
+        grader = CommandGrader(self._grader_cmd, work_dir) if self._grader_cmd else WarmAppGrader(store)
         context = StudyContext(
-            bank=bank, outline=outline, store=store, catalog=catalog,
-            work_dir=self._work_dir or Path.cwd(), grader_cmd=self._grader_cmd or default_grader_cmd(),
+            bank=bank, outline=outline, store=store, catalog=catalog, work_dir=work_dir, grader=grader,
             clock=self._now or utcnow, catalog_error=catalog_error,
         )
         self.context = context

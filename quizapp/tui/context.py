@@ -7,7 +7,6 @@ progress through it, so tests can inject a small bank, a temp store and a fixed 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,13 +19,9 @@ from quizapp.study.store import GradeRecord, Store, utcnow
 
 if TYPE_CHECKING:
     from quizapp.bank.model import Bank, Question
+    from quizapp.tui.graders import CommandGrader, WarmAppGrader
 
 SESSION_SIZE = 20  # questions in one review session
-
-
-def default_grader_cmd() -> list[str]:
-    """The command that grades a file: this interpreter running `quizapp grade`."""
-    return [sys.executable, "-m", "quizapp", "grade"]
 
 
 class StudyContext:
@@ -36,14 +31,14 @@ class StudyContext:
     dataclass's generated methods costs a millisecond or two."""
 
     def __init__(self, *, bank: Bank | Callable[[], Bank], store: Store, catalog: dict[str, Exercise],
-                 work_dir: Path, grader_cmd: list[str], clock: Callable[[], datetime] = utcnow,
+                 work_dir: Path, grader: WarmAppGrader | CommandGrader, clock: Callable[[], datetime] = utcnow,
                  catalog_error: str | None = None, outline: BankOutline | None = None) -> None:
         self._bank, self._load_bank = (None, bank) if callable(bank) else (bank, None)
         self.outline = outline if outline is not None else self.bank.outline()
         self.store = store
         self.catalog = catalog
         self.work_dir = work_dir
-        self.grader_cmd = grader_cmd
+        self.grader = grader  # the one way screens grade a file (see tui/grading.py)
         self.clock = clock
         self.catalog_error = catalog_error
         self.chosen_paths: dict[str, Path] = {}  # solution files picked this session
@@ -71,7 +66,8 @@ class StudyContext:
     def preview(self, question: Question) -> dict[int, timedelta]:
         from quizapp.study import schedule
 
-        return schedule.preview(self.store.card_json(question.id), now=self.now())
+        return schedule.preview(self.store.card_json(question.id), now=self.now(),
+                                parameters=self.store.fsrs_parameters())
 
     def record(self, question: Question, *, rating: int, correct: bool | None, response,
                duration_ms: int | None) -> datetime:

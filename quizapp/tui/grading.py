@@ -1,11 +1,16 @@
-"""The TUI's side of grading: turn a grader's events into messages, from one of two graders.
+"""The TUI's side of grading: run a grade and turn its events into messages (see `tui/graders.py`
+for the app's one grader, which calls these).
 
-The warm grader (the app's own): `quizapp.grading.runner` in a thread of this process, with the
-shared zygote forking each grade's child; torch lives in the zygote, never in the TUI. A command
-(tests, custom set-ups): `quizapp grade --events` in a child process, which prints one JSON object
-per line: a `start` event, a `check` event as each check finishes, and a final `report`. Anything
-else on stdout is ignored. Either way the solution runs in a process group of its own, so
-cancelling kills it and whatever it started.
+`run_warm_grader`: `quizapp.grading.runner` in a thread of this process, with the shared zygote
+forking each grade's child; torch lives in the zygote, never in the TUI. It records each grade in
+the app's store (`grading.record`) before posting the report.
+
+`run_grader`: a command, `quizapp grade --events` (or a test's fake), in a child process, which
+prints one JSON object per line: a `start` event, a `check` event as each check finishes, and a
+final `report`; anything else on stdout is ignored. That command records the grade itself.
+
+Either way the solution runs in a process group of its own, so cancelling kills it and whatever it
+started.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual.message import Message
+
+from quizapp.grading.result import CheckResult, GradeReport
 
 LINE_LIMIT = 16 * 1024 * 1024  # a check's curves can make one long line
 STDERR_TAIL = 2000  # characters of the child's stderr shown when it dies without a report
@@ -31,37 +38,27 @@ def grade_command(prefix: list[str], path: Path, exercise_id: str) -> list[str]:
     return [*prefix, str(path), "--events", "--exercise", exercise_id]
 
 
-@dataclass(frozen=True)
-class CheckLine:
-    """One finished check as the grader reported it."""
-
-    id: str
-    title: str
-    status: str
-    message: str = ""
-    data: dict = field(default_factory=dict)
-
-    @property
-    def curves(self) -> dict | None:
-        curves = self.data.get("curves") if isinstance(self.data, dict) else None
-        return curves if isinstance(curves, dict) and isinstance(curves.get("series"), dict) else None
-
+# Each message carries the token of the grade it belongs to (the screen's, given when it started the
+# grade): a screen drops the messages of a grade that a newer one replaced.
 
 @dataclass
 class GradeStarted(Message):
     device: str
     torch: str
     checks: list[tuple[str, str]]  # (id, title) in the order they will run
+    token: object = None
 
 
 @dataclass
 class CheckFinished(Message):
-    check: CheckLine
+    check: CheckResult
+    token: object = None
 
 
 @dataclass
 class GradeFinished(Message):
-    report: dict
+    report: GradeReport
+    token: object = None
 
 
 @dataclass
@@ -69,6 +66,7 @@ class GradeFailed(Message):
     """The grader could not be started, or ended without a report."""
 
     reason: str
+    token: object = None
 
 
 @dataclass
@@ -76,6 +74,7 @@ class GradeNotSaved(Message):
     """The grade was shown but could not be written to the progress store."""
 
     reason: str
+    token: object = None
 
 
 def parse_event(line: bytes | str) -> dict | None:
@@ -92,39 +91,34 @@ def parse_event(line: bytes | str) -> dict | None:
     return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
 
 
-def event_message(event: dict) -> Message | None:
+def event_message(event: dict, token: object = None) -> Message | None:
     kind = event["event"]
     if kind == "start":
         checks = [(str(c.get("id", "")), str(c.get("title", c.get("id", ""))))
                   for c in event.get("checks") or () if isinstance(c, dict)]
-        return GradeStarted(str(event.get("device") or "?"), str(event.get("torch") or "?"), checks)
+        return GradeStarted(str(event.get("device") or "?"), str(event.get("torch") or "?"), checks, token)
     if kind == "check":
-        data = event.get("data")
-        return CheckFinished(CheckLine(
-            id=str(event.get("id", "")), title=str(event.get("title") or event.get("id", "")),
-            status=str(event.get("status", "error")), message=str(event.get("message") or ""),
-            data=data if isinstance(data, dict) else {},
-        ))
+        return CheckFinished(CheckResult.from_json(event), token)
     if kind == "report" and isinstance(event.get("report"), dict):
-        return GradeFinished(event["report"])
+        return GradeFinished(GradeReport.from_json(event["report"]), token)
     return None
 
 
 async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object], store, *,
-                          device: str = "auto") -> None:
+                          device: str = "auto", token: object = None) -> None:
     """Grade with the shared warm grader and post a message per event; records the grade in the store.
 
     Cancelling (a new grade, the cancel key, leaving the app) stops the solution's process group
     before this returns.
     """
-    from quizapp.grading.record import record_grade
     from quizapp.grading import warm
+    from quizapp.grading.record import record_grade
     from quizapp.grading.runner import grade
 
     cancel = threading.Event()
 
     def forward(event: dict) -> None:
-        message = event_message(event)
+        message = event_message(event, token)
         if message is not None:
             post(message)
 
@@ -144,21 +138,15 @@ async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object
             await running  # the runner kills the group within a poll
         raise
     if report.status == "usage":
-        post(GradeFailed(report.message or "The grader could not run."))
+        post(GradeFailed(report.message or "The grader could not run.", token))
         return
-    post(GradeFinished(report.to_json()))
+    post(GradeFinished(report, token))
     if not_saved is not None:
-        post(GradeNotSaved(not_saved))
+        post(GradeNotSaved(not_saved, token))
 
 
-def start_warm_grader() -> None:
-    """Start the zygote now, so that the first grade finds torch imported."""
-    from quizapp.grading import warm
-
-    warm.shared().start()
-
-
-async def run_grader(command: list[str], post: Callable[[Message], object], *, cwd: Path | None = None) -> None:
+async def run_grader(command: list[str], post: Callable[[Message], object], *, cwd: Path | None = None,
+                     token: object = None) -> None:
     """Run the grader and post a message per event; never raises for a misbehaving child."""
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -167,14 +155,14 @@ async def run_grader(command: list[str], post: Callable[[Message], object], *, c
             env={**os.environ, "PYTHONUNBUFFERED": "1"},  # events must arrive as checks finish
         )
     except OSError as exc:
-        post(GradeFailed(f"Could not start the grader ({command[0]}): {exc.strerror or exc}"))
+        post(GradeFailed(f"Could not start the grader ({command[0]}): {exc.strerror or exc}", token))
         return
     stderr = asyncio.create_task(_tail(proc.stderr))
     reported = False
     try:
         while line := await _readline(proc.stdout):
             event = parse_event(line)
-            message = event_message(event) if event else None
+            message = event_message(event, token) if event else None
             if message is not None:
                 reported = reported or isinstance(message, GradeFinished)
                 post(message)
@@ -186,7 +174,7 @@ async def run_grader(command: list[str], post: Callable[[Message], object], *, c
     tail = (await stderr).strip()
     if not reported:
         reason = f"The grader ended without a report (exit code {code})."
-        post(GradeFailed(reason + (f"\n{tail}" if tail else "")))
+        post(GradeFailed(reason + (f"\n{tail}" if tail else ""), token))
 
 
 async def _readline(stream: asyncio.StreamReader) -> bytes:

@@ -8,7 +8,6 @@ The optimizer's torch runs in its own process, never in the app's.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -54,10 +53,8 @@ def _run(app: App, starting: str | None, work: Callable[[], tuple[str, str]]) ->
     def in_thread() -> None:
         try:
             message, severity = work()
-        except StoreError as exc:
+        except StoreError as exc:  # the store's own failures included: it wraps every sqlite3 error
             message, severity = str(exc), "error"
-        except sqlite3.Error as exc:
-            message, severity = f"The progress database failed ({exc}); nothing was changed.", "error"
         app.call_from_thread(app.notify, message, severity=severity, timeout=10)
 
     app.run_worker(in_thread, thread=True, group="transfer", exit_on_error=False)

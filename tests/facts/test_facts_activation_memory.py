@@ -14,10 +14,10 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
-
-from autograd_probe import activation_bytes, leaf as _x, saved_tensors
+from autograd_probe import activation_bytes, saved_tensors
+from autograd_probe import leaf as _x
 from bankkeys import accepts, right_choices
+from torch import nn
 
 IN_PLACE_ERROR = "modified by an inplace operation"
 TOPIC = "activation-memory"

@@ -15,18 +15,18 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
+from autograd_probe import leaf as _x
+from autograd_probe import saved_tensors
+from bankkeys import accepts, right_choices
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.checkpoint import (
     CheckpointPolicy,
     checkpoint,
     create_selective_checkpoint_contexts,
     set_checkpoint_early_stop,
 )
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
-
-from autograd_probe import leaf as _x, saved_tensors
-from bankkeys import accepts, right_choices
 
 TOPIC = "activation-memory"
 

@@ -18,10 +18,9 @@ import zipfile
 import numpy as np
 import pytest
 import torch
+from bankkeys import right_choices, topic_questions
 from torch import nn
 from torch.utils.checkpoint import checkpoint
-
-from bankkeys import right_choices, topic_questions
 
 TOPIC = "checkpointing"
 

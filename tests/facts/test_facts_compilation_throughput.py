@@ -23,9 +23,8 @@ from functools import cache
 
 import pytest
 import torch
-from torch import nn
-
 from bankkeys import accepts, right_choices
+from torch import nn
 
 TOPIC = "compilation-throughput"
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -187,9 +186,8 @@ def test_fullgraph_turns_a_break_into_an_error():
 
 @pytest.mark.verifies("comp-reduce-overhead")
 def test_reduce_overhead_means_cuda_graphs():
-    from torch._inductor import list_mode_options
-
     from torch._inductor import config as inductor_config
+    from torch._inductor import list_mode_options
 
     reduce_overhead = list_mode_options("reduce-overhead")
     added = set(reduce_overhead) - set(list_mode_options("default"))

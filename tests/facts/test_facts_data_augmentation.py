@@ -10,8 +10,8 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
 from bankkeys import right_choices, topic_questions
+
 from quizapp.bank.answers import check_answer
 
 TOPIC = "data-augmentation"

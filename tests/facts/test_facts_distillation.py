@@ -13,8 +13,8 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from bankkeys import right_choices, topic_questions
+
 from quizapp.bank.answers import check_answer
 
 TOPIC = "distillation"

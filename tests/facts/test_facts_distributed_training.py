@@ -18,10 +18,10 @@ import tempfile
 import pytest
 import torch
 import torch.nn.functional as F
+from bankkeys import right_choices, topic_questions
 from torch import nn
 from torch.utils.data import DistributedSampler
 
-from bankkeys import right_choices, topic_questions
 from quizapp.bank.answers import check_answer
 
 TOPIC = "distributed-training"

@@ -12,7 +12,6 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "early-stopping"

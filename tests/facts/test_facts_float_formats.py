@@ -10,7 +10,6 @@ route float32 matmuls to TF32 tensor cores rests on the PyTorch "CUDA semantics"
 
 import pytest
 import torch
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "float-formats"

@@ -12,9 +12,8 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
-
 from bankkeys import right_choices, topic_questions
+from torch import nn
 
 TOPIC = "gradient-accumulation"
 

@@ -11,7 +11,6 @@ import math
 import pytest
 import torch
 import torch.nn as nn
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "lora"

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from bankkeys import accepts, right_choices, topic_questions
 
 TOPIC = "low-precision"

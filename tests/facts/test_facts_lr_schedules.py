@@ -11,6 +11,7 @@ import warnings
 
 import pytest
 import torch
+from bankkeys import right_choices, topic_questions
 from torch.optim.lr_scheduler import (
     CosineAnnealingLR,
     LambdaLR,
@@ -20,8 +21,6 @@ from torch.optim.lr_scheduler import (
     SequentialLR,
     StepLR,
 )
-
-from bankkeys import right_choices, topic_questions
 
 TOPIC = "lr-schedules"
 

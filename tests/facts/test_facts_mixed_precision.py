@@ -12,7 +12,6 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "mixed-precision"

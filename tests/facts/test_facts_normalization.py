@@ -11,9 +11,8 @@ import math
 
 import pytest
 import torch
-from torch import nn
-
 from bankkeys import accepts, right_choices
+from torch import nn
 
 TOPIC = "normalization"
 

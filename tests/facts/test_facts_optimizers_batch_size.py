@@ -8,7 +8,6 @@ Numeric answers are computed here and compared with the file's key.
 
 import pytest
 import torch
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "optimizers-batch-size"

@@ -9,7 +9,6 @@ import math
 
 import pytest
 import torch
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "optimizers-in-depth"

@@ -10,7 +10,6 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.utils.prune as prune
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "pruning"

@@ -14,7 +14,6 @@ depend on any activation.
 
 import pytest
 import torch
-
 from bankkeys import right_choices, topic_questions
 
 TOPIC = "quantization"

@@ -24,9 +24,8 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from torch import nn
-
 from bankkeys import accepts, right_choices
+from torch import nn
 
 TOPIC = "sharded-training"
 WORLD = 2

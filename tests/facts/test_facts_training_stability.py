@@ -13,10 +13,9 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from bankkeys import accepts, right_choices
 from torch import nn
 from torch.nn import init
-
-from bankkeys import accepts, right_choices
 
 TOPIC = "training-stability"
 

@@ -7,11 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from gradeutil import (
+    assert_bug_fails,
+    assert_every_check_has_a_bug,
+    assert_passes,
+    assert_reference_passes,
+    assert_starter_fails_cleanly,
+    grade,
+    grade_exercise_files,
+)
 
 from quizapp.grading import runner
-
-from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_passes, assert_reference_passes,
-                       assert_starter_fails_cleanly, grade, grade_exercise_files)
 
 EXERCISE = "activation_checkpointing"
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from gradeutil import EXERCISES, grade, grade_many
 
 BUGGY = Path(__file__).parent / "buggy" / "amp_training"

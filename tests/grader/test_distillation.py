@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from gradeutil import EXERCISES, assert_errors_name_inputs, grade, grade_many
 
 BUGGY = Path(__file__).parent / "buggy" / "distillation"

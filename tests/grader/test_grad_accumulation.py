@@ -6,9 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from gradeutil import (assert_bug_fails, assert_every_check_has_a_bug, assert_passes, assert_reference_passes,
-                       assert_starter_fails_cleanly, grade_exercise_files)
+from gradeutil import (
+    assert_bug_fails,
+    assert_every_check_has_a_bug,
+    assert_passes,
+    assert_reference_passes,
+    assert_starter_fails_cleanly,
+    grade_exercise_files,
+)
 from gradeutil import graded as grade
 
 ROOT = Path(__file__).resolve().parents[2]

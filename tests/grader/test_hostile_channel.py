@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from gradeutil import grade_many
 from warmutil import grade_warm_many
 

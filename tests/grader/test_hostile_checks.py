@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from gradeutil import grade_many
 from warmutil import grade_warm_many
 

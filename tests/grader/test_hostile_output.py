@@ -10,9 +10,8 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from rich.console import Console
-
 from gradeutil import grade_many
+from rich.console import Console
 from warmutil import grade_warm_many
 
 from quizapp.grading.render import print_report

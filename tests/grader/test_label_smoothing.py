@@ -7,10 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from gradeutil import (assert_bug_fails, assert_errors_name_inputs, assert_every_check_has_a_bug, assert_passes,
-                       assert_reference_passes, assert_starter_fails_cleanly, grade_exercise_files)
-from gradeutil import grade
+from gradeutil import (
+    assert_bug_fails,
+    assert_errors_name_inputs,
+    assert_every_check_has_a_bug,
+    assert_passes,
+    assert_reference_passes,
+    assert_starter_fails_cleanly,
+    grade,
+    grade_exercise_files,
+)
 
 EXERCISE = "label_smoothing"
 ROOT = Path(__file__).resolve().parents[2]

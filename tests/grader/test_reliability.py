@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from gradeutil import EXERCISES, grade_many
 from warmutil import grade_warm_many
 

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from gradeutil import EXERCISES, grade_many
 from test_reliability import MARK, SIG, running
 from warmutil import comparable, grade_warm, grade_warm_many, grader

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from tuihelp import DATA, FAKE_GRADER, NOW, pack_bank
 
 from quizapp.catalog import load_catalog
 from quizapp.tui.app import QuizApp
-from tuihelp import DATA, FAKE_GRADER, NOW, pack_bank
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from fake_grader import LONG_MESSAGE
 from textual.widgets import Static
 from textual.widgets.data_table import ColumnKey, RowKey
+from tuihelp import DATA, SIZE, settle, type_ahead
 
 from quizapp.catalog import load_catalog
 from quizapp.study.store import Store
@@ -15,8 +17,6 @@ from quizapp.tui.screens.editor import EditorScreen
 from quizapp.tui.screens.exercise import ExerciseScreen
 from quizapp.tui.widgets.charts import CurvePlot
 from quizapp.tui.widgets.results import GradeResults
-from fake_grader import LONG_MESSAGE
-from tuihelp import DATA, SIZE, settle, type_ahead
 
 STARTER = (DATA / "exercises" / "scaled_loop" / "starter.py").read_text()
 
@@ -146,7 +146,7 @@ async def test_a_crashing_or_missing_grader_is_an_error_in_the_results_pane(make
         status = str(screen.query_one("#grade-status").render())
         assert "ended without a report (exit code 1)" in status
         assert "RuntimeError: the grader fell over" in status
-        app.context.grader_cmd = [str(work_dir / "no-such-grader")]
+        app.context.grader.prefix = [str(work_dir / "no-such-grader")]
         await pilot.press("g")
         await settle(pilot)
         assert "Could not start the grader" in str(screen.query_one("#grade-status").render())

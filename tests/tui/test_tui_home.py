@@ -7,13 +7,13 @@ import subprocess
 import sys
 import textwrap
 
+from tuihelp import SIZE, type_ahead
 
 from quizapp.bank import load_bank
 from quizapp.tui.screens.home import HomeScreen
 from quizapp.tui.screens.quiz import QuizScreen
 from quizapp.tui.widgets.tiles import Tiles
 from quizapp.tui.widgets.topiclist import TopicList
-from tuihelp import SIZE, type_ahead
 
 
 def many_topics(write_pack, count: int):

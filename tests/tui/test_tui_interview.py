@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from textual.widgets import Button, Input, TextArea
+from tuihelp import DATA, NOW, SIZE, SMALL, pack_bank, settle
 
 from quizapp.bank import load_bank, pack_files
 from quizapp.catalog import load_catalog
@@ -19,7 +20,6 @@ from quizapp.tui.screens.interview_report import InterviewReportScreen
 from quizapp.tui.screens.stats import StatsScreen
 from quizapp.tui.widgets.answers import ChoiceAnswer
 from quizapp.tui.widgets.keypoints import KeyPointList
-from tuihelp import DATA, NOW, SIZE, SMALL, pack_bank, settle
 
 
 class FakeClock:

@@ -5,12 +5,12 @@ session summary shows prompts as text, not Markdown source."""
 from __future__ import annotations
 
 from textual.widgets import OptionList
+from tuihelp import SIZE
 
 from quizapp.catalog import load_catalog
 from quizapp.tui.screens.dialogs import TopicScreen
 from quizapp.tui.screens.quiz import QuizScreen
 from quizapp.tui.screens.summary import first_line
-from tuihelp import SIZE
 
 
 async def test_typing_in_the_topic_picker_filters_and_enter_studies_the_match(make_app):

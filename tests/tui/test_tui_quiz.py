@@ -6,6 +6,7 @@ import json
 
 import pytest
 from rich.console import Console
+from tuihelp import SIZE
 
 from quizapp.study.schedule import format_interval, preview
 from quizapp.study.store import Store
@@ -13,7 +14,6 @@ from quizapp.tui.screens.quiz import QuizScreen
 from quizapp.tui.screens.summary import SummaryScreen
 from quizapp.tui.widgets.answers import ChoiceAnswer, OrderAnswer
 from quizapp.tui.widgets.rating import RatingBar
-from tuihelp import SIZE
 
 
 def stored_answers():

@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 from textual.widgets import DataTable
+from tuihelp import NOW, SIZE, pack_bank
 
 from quizapp.bank import load_bank
 from quizapp.study.schedule import record_review
@@ -17,7 +18,6 @@ from quizapp.tui.screens.help import HelpScreen
 from quizapp.tui.screens.home import HomeScreen
 from quizapp.tui.screens.problems import BankProblemsScreen, StoreProblemScreen
 from quizapp.tui.screens.stats import StatsScreen
-from tuihelp import NOW, SIZE, pack_bank
 
 
 async def test_stats_shows_topics_and_grade_history(make_app):

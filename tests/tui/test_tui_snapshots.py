@@ -5,10 +5,11 @@ Update after an intended change with `pytest tests/tui --snapshot-update` and lo
 
 from __future__ import annotations
 
+from tuihelp import DATA, NOW, SIZE, SMALL, pack_bank, settle
+
 from quizapp.study.schedule import record_review
 from quizapp.study.store import Store
 from quizapp.tui.messages import StudyRequested
-from tuihelp import DATA, NOW, SIZE, SMALL, pack_bank, settle
 
 STARTER = (DATA / "exercises" / "scaled_loop" / "starter.py").read_text()
 

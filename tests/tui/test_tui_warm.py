@@ -11,11 +11,12 @@ import textwrap
 import time
 from pathlib import Path
 
+from test_tui_exercises import STARTER, alive, open_exercise
+from tuihelp import SIZE, settle
+
 from quizapp.study.store import Store
 from quizapp.tui.screens.dialogs import ConfirmScreen
 from quizapp.tui.screens.exercise import ExerciseScreen
-from test_tui_exercises import STARTER, alive, open_exercise
-from tuihelp import SIZE, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 

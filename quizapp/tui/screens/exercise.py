@@ -7,42 +7,30 @@ graded it; a grade started while another runs replaces it.
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.containers import Vertical, VerticalGroup, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from quizapp.catalog import Exercise
-from quizapp.commands.watch import change_summary, file_state
-from quizapp.tui.context import StudyContext, default_grader_cmd
-from quizapp.tui.grading import (CheckFinished, GradeFailed, GradeFinished, GradeNotSaved, GradeStarted,
-                                 grade_command, run_grader, run_warm_grader, start_warm_grader)
+from quizapp.grading.saves import change_summary, file_state
+from quizapp.study.store import GradeRecord
+from quizapp.tui.context import StudyContext
+from quizapp.tui.editing import edit_here, edit_outside
+from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeNotSaved, GradeStarted
+from quizapp.tui.savewatch import FileSaved, SaveWatcher
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.widgets.bars import stars
 from quizapp.tui.widgets.results import GradeResults
 from quizapp.tui.widgets.titlebar import TitleBar
-
-
-SAVE_QUIET_MS = 50  # a save is graded once the folder has been quiet this long
-
-
-@dataclass
-class FileSaved(Message):
-    path: Path
 
 
 class ExerciseScreen(Screen):
@@ -73,9 +61,11 @@ class ExerciseScreen(Screen):
         self.grade_token: object | None = None  # the running grade's; messages of older ones are dropped
         self.graded_state: tuple | None = None  # the file as last graded here: a save that changes it regrades
         self.last_statuses: dict[str, str] | None = None
-        self.watched: Path | None = None
         self.grade_worker: Worker | None = None
-        self.watch_stop: threading.Event | None = None
+        self.saves = SaveWatcher(self)
+        # This exercise's grades, read from the store when the screen opens and after each grade
+        # (not on every redraw or binding check).
+        self.grades: list[GradeRecord] = []
 
     @property
     def path(self) -> Path:
@@ -87,7 +77,7 @@ class ExerciseScreen(Screen):
 
     @property
     def passed(self) -> bool:
-        return self.passed_now or any(g.status == "pass" for g in self.context.grades(self.exercise.id))
+        return self.passed_now or any(g.status == "pass" for g in self.grades)
 
     def compose(self) -> ComposeResult:
         ex = self.exercise
@@ -108,14 +98,8 @@ class ExerciseScreen(Screen):
                     yield Static(id="reference")
         yield Footer(compact=True)
 
-    @property
-    def warm(self) -> bool:
-        """The app's own grader is the warm one; a custom grader command is run as given."""
-        return self.context.grader_cmd == default_grader_cmd()
-
     def on_mount(self) -> None:
-        if self.warm:
-            start_warm_grader()  # torch loads in the zygote while the learner reads the statement
+        self.context.grader.warm_up()  # torch loads in the zygote while the learner reads the statement
         # The file shown now stays the file of this screen: a grade of another copy from the command line
         # does not move it (c picks another file).
         self.context.pin_solution_path(self.exercise.id)
@@ -129,7 +113,8 @@ class ExerciseScreen(Screen):
         self.refresh_file_line()
 
     def refresh_file_line(self) -> None:
-        grades = self.context.grades(self.exercise.id)
+        """The file line, from the store's grades read again (a grade here or from the command line)."""
+        grades = self.grades = self.context.grades(self.exercise.id)
         line = Text.assemble(("Your file: ", "bold"), self.label)
         if not self.path.exists():
             line.append("  (not created yet: press c)", style="dim")
@@ -139,7 +124,7 @@ class ExerciseScreen(Screen):
                         style="green" if last.status == "pass" else "yellow")
         self.query_one("#file-line", Static).update(line)
         self.refresh_bindings()
-        self.watch_path()
+        self.saves.watch(self.path)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
@@ -243,33 +228,13 @@ class ExerciseScreen(Screen):
         return False
 
     def action_edit_here(self) -> None:
-        from quizapp.tui.screens.editor import EditorScreen
-
-        if not self._need_file():
-            return
-        try:
-            screen = EditorScreen(self.path, self.label)
-        except (OSError, UnicodeDecodeError) as exc:
-            self.notify(f"Could not read {self.label}: {exc}", severity="error")
-            return
-        self.app.push_screen(screen, lambda saved: self.refresh_file_line())
+        if self._need_file():
+            edit_here(self, self.path, self.label, lambda saved: self.refresh_file_line())
 
     def action_editor(self) -> None:
-        if not self._need_file():
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.notify("Set $EDITOR (for example `export EDITOR=nano`), or press i to edit here.",
-                        title="No editor set", severity="warning")
-            return
-        try:
-            with self.app.suspend():
-                subprocess.run([*shlex.split(editor), str(self.path)], check=False)
-        except SuspendNotSupported:
-            self.notify("This terminal cannot hand over to an editor; press i to edit here.", severity="warning")
-        except OSError as exc:
-            self.notify(f"Could not run {editor}: {exc.strerror or exc}", severity="error")
-        self.refresh_file_line()
+        if self._need_file():
+            edit_outside(self, self.path, here_key="i")
+            self.refresh_file_line()
 
     def action_reset(self) -> None:
         if not self.path.is_file():
@@ -302,19 +267,12 @@ class ExerciseScreen(Screen):
         self.results.begin(self.label)
         self.action_tab("results")
         self.refresh_bindings()
-        token = self.grade_token = object()
-
-        def post(message) -> None:
-            message.grade_token = token  # read on arrival: a newer grade may have started meanwhile
-            self.post_message(message)
-
-        if self.warm:
-            self.grade_worker = self.grade_warm(post)
-        else:
-            self.grade_worker = self.grade(grade_command(self.context.grader_cmd, self.path, self.exercise.id), post)
+        # Each message carries this grade's token: read on arrival, a newer grade may have started meanwhile.
+        self.grade_token = object()
+        self.grade_worker = self.grade(self.path, self.grade_token)
 
     def current(self, message) -> bool:
-        return getattr(message, "grade_token", None) is self.grade_token
+        return message.token is self.grade_token
 
     @property
     def results(self) -> GradeResults:
@@ -322,12 +280,8 @@ class ExerciseScreen(Screen):
 
     # exclusive: starting a grade cancels the one running, which stops its process group
     @work(exclusive=True, group="grade", exit_on_error=False)
-    async def grade(self, command: list[str], post) -> None:
-        await run_grader(command, post, cwd=self.context.work_dir)
-
-    @work(exclusive=True, group="grade", exit_on_error=False)
-    async def grade_warm(self, post) -> None:
-        await run_warm_grader(self.path, self.exercise, post, self.context.store)
+    async def grade(self, path: Path, token: object) -> None:
+        await self.context.grader.grade(path, self.exercise, self.post_message, token=token)
 
     def action_cancel(self) -> None:
         self.workers.cancel_group(self, "grade")
@@ -348,10 +302,10 @@ class ExerciseScreen(Screen):
             return
         report = message.report
         self.results.finished(report)
-        statuses = {str(c.get("id")): str(c.get("status")) for c in report.get("checks") or () if isinstance(c, dict)}
+        statuses = {c.id: c.status for c in report.checks}
         change = change_summary(self.last_statuses, statuses) if self.last_statuses is not None else ""
         self.last_statuses = statuses
-        if report.get("status") == "pass":
+        if report.status == "pass":
             self.passed_now = True
             self.notify("Every check passed. Press v to compare with the reference solution.", title="Passed")
         elif change:
@@ -380,39 +334,8 @@ class ExerciseScreen(Screen):
 
     # -- regrade on save --------------------------------------------------------------------
 
-    def watch_path(self) -> None:
-        """Watch the folder of the file this screen shows (again when the file changed).
-
-        A thread, not a worker: it lives as long as the screen, and workers are what finishes.
-        """
-        path = self.path
-        if path == self.watched or not path.parent.is_dir():
-            return
-        self.stop_watching()
-        self.watched = path
-        self.watch_stop = threading.Event()
-        threading.Thread(target=self._watch_saves, args=(path, self.watch_stop), daemon=True,
-                         name=f"watch {path.name}").start()
-
-    def _watch_saves(self, path: Path, stop: threading.Event) -> None:
-        import watchfiles
-
-        # The folder, not the file: editors that save atomically rename a new file over the old one.
-        try:
-            for _ in watchfiles.watch(path.parent, watch_filter=lambda _c, p: os.path.basename(p) == path.name,
-                                      step=SAVE_QUIET_MS, stop_event=stop, recursive=False, raise_interrupt=False):
-                self.post_message(FileSaved(path))
-        except Exception:  # noqa: BLE001 - the folder went away: saves are no longer seen, grading still works
-            return
-
-    def stop_watching(self) -> None:
-        if self.watch_stop is not None:
-            self.watch_stop.set()
-        self.watch_stop = None
-        self.watched = None
-
     def on_unmount(self) -> None:
-        self.stop_watching()
+        self.saves.stop()
 
     @on(FileSaved)
     def _saved(self, message: FileSaved) -> None:

@@ -4,14 +4,11 @@ starter goes where the learner says, and it is graded at the end or earlier on a
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
@@ -19,16 +16,19 @@ from textual.widgets import Footer, Input, Markdown, SelectionList, Static, Text
 from textual.worker import Worker, WorkerState
 
 from quizapp.bank.answers import check_answer
+from quizapp.bank.kinds import kind_of
 from quizapp.interview import Interview
-from quizapp.interview.render import KINDS, clock_text, countdown_words
+from quizapp.interview.render import clock_text, countdown_words
 from quizapp.interview.session import EXERCISE, QUESTIONS
 from quizapp.interview.starter import suggested_path, write_starter
 from quizapp.tui.context import StudyContext
-from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted, grade_command, run_grader
+from quizapp.tui.editing import edit_here, edit_outside
+from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
-from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
+from quizapp.tui.widgets.answers import answer_widget
 from quizapp.tui.widgets.keypoints import KeyPointList
+from quizapp.tui.widgets.question import QuestionPanel, verdict_text
 from quizapp.tui.widgets.rating import RatingBar
 from quizapp.tui.widgets.results import GradeResults
 from quizapp.tui.widgets.titlebar import TitleBar
@@ -84,7 +84,7 @@ class InterviewScreen(Screen):
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static(id="iv-clock")
-        yield VerticalScroll(id="iv-pane")
+        yield QuestionPanel(id="iv-pane")
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
@@ -140,18 +140,15 @@ class InterviewScreen(Screen):
     async def show_question(self) -> None:
         q = self.interview.current
         self.revealed = False
-        pane = self.query_one("#iv-pane", VerticalScroll)
-        await pane.remove_children()
-        topic = self.interview.titles.get(q.topic, q.topic)
-        meta = Static(f"{KINDS.get(q.type, q.type)}  ·  {topic}", classes="quiz-meta")
+        kind = kind_of(q.type)
         if q.type == "card":
             widget = TextArea(id="iv-text", soft_wrap=True, show_line_numbers=False)
             hint = "Write your answer as you would say it, then ctrl+s for the model answer."
         else:
             widget = answer_widget(q, seed=self.seed)
-            hint = HINTS[q.type]
-        await pane.mount(meta, Markdown(q.prompt, id="prompt"), Static(hint, id="iv-hint", classes="dim quiz-hint"), widget)
-        pane.scroll_home(animate=False)
+            hint = kind.hint
+        topic = self.interview.titles.get(q.topic, q.topic)
+        await self.query_one(QuestionPanel).ask(q, widget, meta=f"{kind.short}  ·  {topic}", hint=hint)
         widget.focus()
         self.interview.show()
 
@@ -164,12 +161,12 @@ class InterviewScreen(Screen):
             self.card_text = self.query_one("#iv-text", TextArea).text
             # The answer moves down beside the key points (below), read-only; here it would only repeat.
             self.query_one("#iv-text").display = False
-            self.query_one("#iv-hint").display = False
+            self.query_one("#question-hint").display = False
         else:
             answer = self.query_one("#answer")
             self.response = answer.response()
             if self.response is None:
-                self.notify("Answer first.", severity="warning", timeout=3)
+                self.notify(kind_of(q.type).empty, severity="warning", timeout=3)
                 return
             answer.show_result(q)
         self.interview.submit()
@@ -177,20 +174,17 @@ class InterviewScreen(Screen):
         if q.type == "card":
             await self.reveal_card(q, pane)
         else:
-            verdict = check_answer(q, self.response)
-            head = (Text("✔ Right", style="bold green") if verdict.correct else
-                    Text.assemble(("✘ Not quite", "bold red"), "  The answer: ", inline_text(verdict.expected, "bold")))
-            await pane.mount(Static(head, id="verdict"), Markdown(q.explanation, id="explanation"),
-                             Static("ctrl+s: next question", classes="dim rating-caption"))
+            verdict_line = await pane.show_feedback(q, check_answer(q, self.response), self.response)
+            await pane.mount(Static("ctrl+s: next question", classes="dim rating-caption"))
             self.focus_next_safe()
-            self.call_after_refresh(pane.scroll_to_widget, pane.query_one("#verdict"), top=True, animate=False)
+            self.call_after_refresh(pane.scroll_to_widget, verdict_line, top=True, animate=False)
         self.refresh_bindings()
 
     async def reveal_card(self, q, pane: VerticalScroll) -> None:
         """The model answer, then the learner's written answer (read-only) right above what it is judged
         by: the key points to tick or, for a card without them, the rating."""
         explanation = Markdown(id="explanation")
-        await pane.mount(Static(Text("Model answer", style="bold"), id="verdict"), explanation, your_answer(self.card_text))
+        await pane.mount(Static(verdict_text(q, None), id="verdict"), explanation, your_answer(self.card_text))
         # Markdown lays itself out in the background; the scroll below needs its height.
         await explanation.update(q.explanation)
         if q.key_points:
@@ -266,6 +260,7 @@ class InterviewScreen(Screen):
         )
         # GradeResults says "press g", the exercise screen's key; the hint above says what to press here.
         self.query_one("#grade-status", Static).update("Not graded yet.")
+        self.context.grader.warm_up()  # torch loads in the zygote while the learner reads the statement
         self.show_file()
         self.set_focus(None)
         self.action_starter()
@@ -340,11 +335,12 @@ class InterviewScreen(Screen):
         results.begin(self.context.show_path(self.exercise_path))
         self.call_after_refresh(self.query_one("#iv-pane", VerticalScroll).scroll_to_widget, results, animate=False)
         self.refresh_bindings()
-        self.grade(grade_command(self.context.grader_cmd, self.exercise_path, self.interview.plan.exercise.id))
+        self.grade(self.exercise_path)
 
     @work(exclusive=True, group="interview-grade", exit_on_error=False)
-    async def grade(self, command: list[str]) -> None:
-        await run_grader(command, self.post_message, cwd=self.context.work_dir)
+    async def grade(self, path: Path) -> None:
+        # The app's one grader: warm, and it records the grade in the app's store, as the exercise screen's does.
+        await self.context.grader.grade(path, self.interview.plan.exercise, self.post_message)
 
     @on(GradeStarted)
     def _started(self, message: GradeStarted) -> None:
@@ -356,7 +352,7 @@ class InterviewScreen(Screen):
 
     @on(GradeFinished)
     def _graded(self, message: GradeFinished) -> None:
-        self.interview.exercise_graded(message.report)
+        self.interview.exercise_graded(message.report.to_json())
 
     @on(GradeFailed)
     def _failed(self, message: GradeFailed) -> None:
@@ -373,28 +369,10 @@ class InterviewScreen(Screen):
         self.finish()
 
     def action_edit_here(self) -> None:
-        from quizapp.tui.screens.editor import EditorScreen
-
-        try:
-            screen = EditorScreen(self.exercise_path, self.context.show_path(self.exercise_path))
-        except (OSError, UnicodeDecodeError) as exc:
-            self.notify(f"Could not read your file: {exc}", severity="error")
-            return
-        self.app.push_screen(screen)
+        edit_here(self, self.exercise_path, self.context.show_path(self.exercise_path))
 
     def action_editor(self) -> None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.notify("Set $EDITOR (for example `export EDITOR=nano`), or press ctrl+e to edit here.",
-                        title="No editor set", severity="warning")
-            return
-        try:
-            with self.app.suspend():
-                subprocess.run([*shlex.split(editor), str(self.exercise_path)], check=False)
-        except SuspendNotSupported:
-            self.notify("This terminal cannot hand over to an editor; press ctrl+e to edit here.", severity="warning")
-        except OSError as exc:
-            self.notify(f"Could not run {editor}: {exc.strerror or exc}", severity="error")
+        edit_outside(self, self.exercise_path, here_key="ctrl+e")
 
     # -- the end ----------------------------------------------------------------------------
 

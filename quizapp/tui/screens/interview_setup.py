@@ -16,7 +16,6 @@ from textual.widgets.selection_list import Selection
 from quizapp.interview.plan import DEFAULT_MINUTES, EXERCISE_FROM_MINUTES, MAX_MINUTES, MIN_MINUTES, exercise_promise
 from quizapp.tui.screens import SCREENS_CSS
 
-
 MIN_TOPIC_ROWS, MAX_TOPIC_ROWS = 3, 8  # the topic list's height, its border included
 
 

@@ -1,47 +1,31 @@
-"""A quiz: one question at a time, answer, feedback, rating; every rated answer is saved at once."""
+"""A quiz: one question at a time, answer, feedback, rating; every rated answer is saved at once.
+
+The session itself (the running order, checking, saving, Again) is quizapp.study.session's; this
+screen draws it and turns keys into its calls.
+"""
 
 from __future__ import annotations
-
-import sqlite3
-import time
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Markdown, Static
+from textual.widgets import Footer, Input, Static
 
-from quizapp.bank.answers import Verdict, check_answer, numeric_problem
+from quizapp.bank.answers import numeric_problem
+from quizapp.bank.kinds import kind_of
 from quizapp.bank.model import Question
-from quizapp.bank.shuffle import why_not_lines, why_not_markdown
-from quizapp.study.queue import requeue_again
-from quizapp.study.schedule import default_rating
-from quizapp.study.store import StoreError
+from quizapp.study.session import SAVE_ERRORS, Pending, SessionResult, StudySession
 from quizapp.tui.context import StudyContext
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.summary import SummaryScreen
-from quizapp.tui.session import Answered, SessionResult
-from quizapp.tui.widgets.answers import HINTS, answer_widget, inline_text
+from quizapp.tui.widgets.answers import answer_widget
 from quizapp.tui.widgets.keypoints import KeyPointList
+from quizapp.tui.widgets.question import QuestionPanel
 from quizapp.tui.widgets.rating import RatingBar
 from quizapp.tui.widgets.titlebar import TitleBar
-
-KINDS = {"single": "one answer", "multi": "all that apply", "numeric": "a number", "text": "a short answer",
-         "order": "put in order", "card": "open question"}
-EMPTY = {"single": "Pick a choice first (1-9, or ↑↓).", "multi": "Pick at least one choice (1-9, or space).",
-         "numeric": "Type a number first.", "text": "Type an answer first."}
-
-
-@dataclass
-class _Pending:
-    """An answer checked but not yet rated: saved on rating, or with the selected rating on leaving."""
-
-    verdict: Verdict
-    response: object
-    duration_ms: int
 
 
 class QuizScreen(Screen):
@@ -61,28 +45,29 @@ class QuizScreen(Screen):
     def __init__(self, context: StudyContext, questions: list[Question], title: str, topic: str | None = None) -> None:
         super().__init__()
         self.context = context
-        self.questions = questions
-        self.index = 0
-        self.result = SessionResult(title, topic, total=len(questions))
-        self.pending: _Pending | None = None
+        self.session = StudySession(questions, context.store, clock=context.now, title=title, topic=topic)
         self.rating_bar: RatingBar | None = None
-        self.shown_at = 0.0
-        # Choices are shuffled per question and session: a redraw keeps the order, a new session changes it.
-        self.seed = context.now().isoformat()
-        self.reasked: dict[str, int] = {}  # question id -> times brought back after Again (requeue_again)
 
     @property
-    def question(self) -> Question:
-        return self.questions[self.index]
+    def question(self) -> Question | None:
+        return self.session.current
 
-    def asked_before(self, q: Question) -> bool:
-        """Whether `q` was answered earlier this session: it only comes back after Again."""
-        return any(a.question.id == q.id for a in self.result.answered)
+    @property
+    def index(self) -> int:
+        return self.session.index
+
+    @property
+    def pending(self) -> Pending | None:
+        return self.session.pending
+
+    @property
+    def result(self) -> SessionResult:
+        return self.session.result
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static(id="quiz-progress")
-        yield VerticalScroll(id="quiz-pane")
+        yield QuestionPanel(id="quiz-pane")
         yield Vertical(id="rating-dock")
         yield Footer(compact=True)
 
@@ -92,27 +77,23 @@ class QuizScreen(Screen):
     # -- asking -----------------------------------------------------------------------------
 
     async def show_question(self) -> None:
-        q = self.question
-        self.pending = None
-        right = sum(1 for a in self.result.first_tries if a.correct)
-        wrong = sum(1 for a in self.result.first_tries if a.correct is False)
-        again = self.asked_before(q)
+        q, result = self.question, self.result
+        n, total = self.session.position
+        again = self.session.asked_before(q)
         self.query_one("#quiz-progress", Static).update(Text.assemble(
-            f"{self.index + 1} of {len(self.questions)}  ", (f"✔ {right}", "green"), " ", (f"✘ {wrong}", "red"),
-            "  ", (self.result.title, "bold"), ("  · again, after Again" if again else "", "yellow"),
+            f"{n} of {total}  ", (f"✔ {result.right}", "green"), " ", (f"✘ {result.wrong}", "red"),
+            "  ", (result.title, "bold"), ("  · again, after Again" if again else "", "yellow"),
         ))
-        pane = self.query_one("#quiz-pane", VerticalScroll)
-        await pane.remove_children()
         await self.query_one("#rating-dock").remove_children()
         self.rating_bar = None
         topic = self.context.bank.topics.get(q.topic)
-        meta = f"{KINDS.get(q.type, q.type)}  ·  difficulty {q.difficulty}  ·  {topic.title if topic else q.topic}"
-        widget = answer_widget(q, seed=self.seed)
-        await pane.mount(Static(meta, classes="quiz-meta"), Markdown(q.prompt, id="prompt"),
-                   Static(HINTS[q.type], classes="dim quiz-hint"), widget)
+        kind = kind_of(q.type)
+        widget = answer_widget(q, seed=self.session.seed)
+        await self.query_one(QuestionPanel).ask(
+            q, widget, meta=f"{kind.label}  ·  difficulty {q.difficulty}  ·  {topic.title if topic else q.topic}",
+            hint=kind.hint)
         widget.focus(scroll_visible=False)  # the prompt stays in view above it, on a short terminal too
-        pane.scroll_home(animate=False)
-        self.shown_at = time.monotonic()
+        self.session.show()
 
     @on(Input.Submitted, "#answer")
     async def _typed(self, event: Input.Submitted) -> None:
@@ -127,44 +108,26 @@ class QuizScreen(Screen):
 
     async def action_submit(self) -> None:
         q = self.question
+        if q is None or self.pending is not None:  # a second Enter queued behind the first
+            return
         answer = self.query_one("#answer")
         response = answer.response()
         if response is None and q.type != "card":
-            self.notify(EMPTY.get(q.type, "Answer first."), severity="warning", timeout=3)
+            self.notify(kind_of(q.type).empty, severity="warning", timeout=3)
             return
         if q.type == "numeric" and (problem := numeric_problem(response)):
             self.notify(problem, title="Not a number", severity="warning", timeout=6)  # asked again, not marked wrong
             return
-        verdict = check_answer(q, response)
+        self.session.check(response)
         answer.show_result(q)
-        self.pending = _Pending(verdict, response, int((time.monotonic() - self.shown_at) * 1000))
-        await self.show_feedback(q, verdict)
+        await self.show_feedback()
 
-    async def show_feedback(self, q: Question, verdict: Verdict) -> None:
-        if verdict.correct is None:
-            head = Text("Model answer", style="bold")
-        elif verdict.correct:
-            head = Text("✔ Right", style="bold green")
-        elif q.type == "order":  # one line per step: a long "A -> B -> C" line is hard to follow
-            head = Text.assemble(("✘ Not quite", "bold red"), "  The right order:")
-            for number, item in enumerate(q.items, 1):
-                head.append(f"\n  {number}. ")
-                head.append_text(inline_text(item, "bold"))
-        else:
-            head = Text.assemble(("✘ Not quite", "bold red"), "  The answer: ", inline_text(verdict.expected, "bold"))
-        if verdict.note and verdict.correct is False:
-            head.append(f"\n({verdict.note})", style="dim")
-        pane = self.query_one("#quiz-pane", VerticalScroll)
-        verdict_line = Static(head, id="verdict")
-        picked, others = why_not_lines(q, self.pending.response)
-        await pane.mount(verdict_line)
-        if picked:
-            await pane.mount(Markdown(why_not_markdown(picked, "Why not"), id="why-not-picked"))
-        await pane.mount(Markdown(q.explanation, id="explanation"))
-        if others:
-            heading = "The other wrong choices" if picked else "Why the other choices are wrong"
-            await pane.mount(Markdown(why_not_markdown(others, heading), id="why-not-others"))
-        suggested = default_rating(verdict.correct)
+    async def show_feedback(self) -> None:
+        pending = self.pending
+        q, verdict = pending.question, pending.verdict
+        pane = self.query_one(QuestionPanel)
+        verdict_line = await pane.show_feedback(q, verdict, pending.response)
+        suggested = pending.suggested
         caption = ("How well did you know it? " if verdict.correct is None else "Suggested rating from your answer; ")
         points = KeyPointList(q.key_points, id="key-points") if q.key_points else None
         if points is not None:
@@ -183,51 +146,43 @@ class QuizScreen(Screen):
     def _ticked(self, event: KeyPointList.SelectedChanged) -> None:
         points = self.query_one("#key-points", KeyPointList)
         if self.pending is not None and self.rating_bar is not None:
-            self.pending.response = {"covered": points.covered}
-            self.rating_bar.selected = points.suggested
+            self.rating_bar.selected = self.session.tick(points.covered)
 
     # -- saving -----------------------------------------------------------------------------
 
     @on(RatingBar.Rated)
     async def _rated(self, event: RatingBar.Rated) -> None:
-        if self.save(event.rating):
+        if self.pending is not None and self.saved(self.session.rate, event.rating):
             await self.next_question()
 
-    def save(self, rating: int) -> bool:
-        """Record the pending answer with `rating`; False (and a notice) if the store refused."""
-        pending, q = self.pending, self.question
-        if pending is None:
-            return True
+    def saved(self, save, rating: int | None) -> bool:
+        """`save(rating)` (the session's rate or leave); False, with a notice, when the store refused:
+        the answer stays on screen, to rate again."""
         try:
-            self.context.record(q, rating=rating, correct=pending.verdict.correct, response=pending.response,
-                                duration_ms=pending.duration_ms)
-        except (sqlite3.Error, StoreError) as exc:
+            save(rating)
+        except SAVE_ERRORS as exc:
             self.notify(f"Your answer could not be saved: {exc}", title="Not saved", severity="error")
             return False
-        self.pending = None
-        self.result.answered.append(Answered(q, pending.verdict.correct, rating, again=self.asked_before(q)))
-        # Again: the question comes back later in this session, as in Anki (each time a review of its own).
-        rest = self.questions[self.index + 1:]
-        if requeue_again(rest, q, rating, self.reasked):
-            self.questions[self.index + 1:] = rest
         return True
 
     async def next_question(self) -> None:
-        if self.index + 1 < len(self.questions):
-            self.index += 1
+        if self.session.next() is not None:
             await self.show_question()
         else:
             self.finish()
 
+    def selected_rating(self) -> int | None:
+        """The rating the bar shows: what an answer left unrated is saved with."""
+        return self.rating_bar.selected if self.rating_bar is not None else None
+
     def action_leave(self) -> None:
-        if self.pending is not None and not self.save(self.rating_bar.selected):
-            return
-        self.finish()
+        if self.saved(self.session.leave, self.selected_rating()):
+            self.finish()
 
     def on_unmount(self) -> None:
         # Quitting the app mid-feedback still keeps the answer, with the rating then selected.
-        if self.pending is not None and self.rating_bar is not None:
-            self.save(self.rating_bar.selected)
+        if self.pending is not None:
+            self.saved(self.session.leave, self.selected_rating())
 
     def finish(self) -> None:
         if self.result.answered:
@@ -243,6 +198,5 @@ class QuizScreen(Screen):
         return True
 
     def action_scroll(self, pages: int) -> None:
-        pane = self.query_one("#quiz-pane", VerticalScroll)
+        pane = self.query_one(QuestionPanel)
         (pane.scroll_page_down if pages > 0 else pane.scroll_page_up)()
-

@@ -20,7 +20,6 @@ from quizapp.tui.session import SessionResult
 from quizapp.tui.widgets.answers import inline_text
 from quizapp.tui.widgets.titlebar import TitleBar
 
-
 # Asterisks only: underscores stay, since prompts name things like __init__ without backticks.
 _EMPHASIS = re.compile(r"(\*\*)(.+?)\1|(?<![\w*])\*(?![\s*])(.+?)(?<![\s*])\*(?![\w*])")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")

@@ -238,13 +238,3 @@ def answer_widget(question: Question, seed: str = "") -> Widget:
     if question.type == "card":
         return CardAnswer(question, id="answer")
     return TypedAnswer(question, id="answer")
-
-
-HINTS = {
-    "single": "Pick with 1-9 or ↑↓, then Enter.",
-    "multi": "Toggle with 1-9 (or ↑↓ and space), then Enter.",
-    "numeric": "Type a number, then Enter.",
-    "text": "Type your answer, then Enter.",
-    "order": "Put the items in order: ↑↓ to pick an item, shift+↑↓ (or u/d) to move it, then Enter.",
-    "card": "",
-}

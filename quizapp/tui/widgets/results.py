@@ -9,8 +9,7 @@ from textual import events, on
 from textual.containers import VerticalGroup
 from textual.widgets import DataTable, Static
 
-from quizapp.grading.result import NOT_RUN, shown_messages
-from quizapp.tui.grading import CheckLine
+from quizapp.grading.result import NOT_RUN, CheckResult, GradeReport, shown_messages
 from quizapp.tui.widgets.charts import CurvePlot
 
 STATUS_WIDTH = 9
@@ -41,7 +40,7 @@ class GradeResults(VerticalGroup):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.checks: dict[str, CheckLine] = {}
+        self.checks: dict[str, CheckResult] = {}
         self.planned: list[tuple[str, str]] = []  # (id, title) in table order
         self.not_run = False  # the grade was cancelled or failed: checks without a result did not run
 
@@ -108,7 +107,7 @@ class GradeResults(VerticalGroup):
         self.planned += [(key, title) for key, title in checks if key not in known]
         self._rebuild()
 
-    def check_done(self, check: CheckLine) -> None:
+    def check_done(self, check: CheckResult) -> None:
         self.checks[check.id] = check
         if check.id in dict(self.planned):
             self.planned = [(key, check.title if key == check.id else title) for key, title in self.planned]
@@ -117,25 +116,21 @@ class GradeResults(VerticalGroup):
         self._rebuild()
         self._show_curves(self.checks.get(self._highlighted() or ""))
 
-    def finished(self, report: dict) -> None:
-        for check in report.get("checks") or ():
-            if isinstance(check, dict) and check.get("id") not in self.checks:
-                self.check_done(CheckLine(str(check.get("id")), str(check.get("title") or check.get("id")),
-                                          str(check.get("status", "error")), str(check.get("message") or "")))
-        status = str(report.get("status", "error"))
+    def finished(self, report: GradeReport) -> None:
+        for check in report.checks:
+            if check.id not in self.checks:
+                self.check_done(check)
         counted = [c for c in self.checks.values() if c.status != "skip"]
         passed = sum(1 for c in counted if c.status == "pass")
-        line = status_text(status)
+        line = status_text(report.status)
         line.append(f"  {passed}/{len(counted)} checks passed")
-        details = [str(report[k]) for k in ("device",) if report.get(k)]
-        if report.get("duration_s") is not None:
-            details.append(f"{float(report['duration_s']):.1f} s")
-        if details:
-            line.append("  (" + ", ".join(details) + ")", style="dim")
-        if report.get("message"):
-            line.append(f"\n{report['message']}")
-        if isinstance(report.get("sandbox"), str):  # which protection the solution ran under
-            line.append(f"\n{report['sandbox'][:1].upper()}{report['sandbox'][1:]}", style="dim")
+        details = [report.device] if report.device else []
+        details.append(f"{report.duration_s:.1f} s")
+        line.append("  (" + ", ".join(details) + ")", style="dim")
+        if report.message:
+            line.append(f"\n{report.message}")
+        if report.sandbox:  # which protection the solution ran under
+            line.append(f"\n{report.sandbox[:1].upper()}{report.sandbox[1:]}", style="dim")
         self.set_status(line)
         # Go to the first check that did not pass: its message is what the learner wants to read.
         failing = [i for i, key in enumerate(self.table.rows) if self.checks.get(key.value) and
@@ -168,7 +163,7 @@ class GradeResults(VerticalGroup):
     def _highlight(self, event: DataTable.RowHighlighted) -> None:
         self._show_curves(self.checks.get(event.row_key.value))
 
-    def _show_curves(self, check: CheckLine | None) -> None:
+    def _show_curves(self, check: CheckResult | None) -> None:
         plot = self.query_one(CurvePlot)
         curves = check.curves if check else None
         if curves is None:

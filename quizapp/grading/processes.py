@@ -1,0 +1,102 @@
+"""Process plumbing shared by the grader's parent side, its zygote and the commands that run grades.
+
+A grade's child runs in a process group of its own; what it starts may leave that group (setsid,
+a double fork), so the grader also becomes a subreaper and stops every child it did not have
+before. Ctrl+C and SIGTERM set an event that the running grade or watch polls, instead of
+raising KeyboardInterrupt through code that must clean up first.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# A watch also ends when its terminal goes away.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a grade's child, cold or warm: ours, with quizapp importable, unbuffered."""
+    import quizapp
+
+    env = dict(os.environ)
+    package_root = str(Path(quizapp.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    # No BLAS thread pool started at numpy's import (the zygote does the same): a thread started before
+    # the sandbox keeps its rights on kernels before Landlock ABI 8.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return env
+
+
+def become_subreaper() -> bool:
+    """Linux: orphaned descendants re-parent to this process instead of init, so a solution's
+    process that left the group (setsid, a double fork) can still be found and stopped."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        pr_set_child_subreaper = 36
+        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def child_pids() -> set[int]:
+    """This process's child processes, read from /proc (empty where there is none)."""
+    me, found = os.getpid(), set()
+    for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc").is_dir() else ():
+        try:
+            ppid = int(entry.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            found.add(int(entry.parent.name))
+    return found
+
+
+def stop_escaped(keep: set[int]) -> None:
+    """Kill and reap our children but `keep` (say, those we had before the grade); their own orphans come next."""
+    for _ in range(100):
+        escaped = child_pids() - keep
+        if not escaped:
+            return
+        for pid in escaped:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in escaped:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def kill_group(proc) -> None:
+    """SIGKILL the process group `proc` leads (a Popen, or a warm child whose keeper leads it)."""
+    if hasattr(proc, "kill_group"):  # a warm child: its keeper leads the group, and may be gone already
+        proc.kill_group()
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@contextmanager
+def signals_set(event: threading.Event, signals=CANCEL_SIGNALS) -> Iterator[threading.Event]:
+    """While inside, each of `signals` sets `event` (the grade or watch polling it then stops cleanly)."""
+    previous = {sig: signal.signal(sig, lambda *_: event.set()) for sig in signals}
+    try:
+        yield event
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

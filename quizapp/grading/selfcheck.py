@@ -1,0 +1,99 @@
+"""`quizapp exercises check`: every exercise is whole before a learner meets it.
+
+For each exercise folder: its exercise.yaml reads and says what the catalog and the app need (the
+id of its folder, a topic of the bank, a difficulty from 1 to 5, a statement, hints), its files are
+there and carry the exercise marker, its reference passes every check, and its starter fails
+cleanly (no check passes by accident, none stops with an internal grader error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from quizapp.grading.resolve import marker_exercise
+from quizapp.grading.result import GradeReport
+
+FILES = ("exercise.yaml", "starter.py", "reference.py", "checks.py")
+INTERNAL = "internal grader error"
+
+
+@dataclass
+class ExerciseCheck:
+    """What `check_exercise` found for one folder: problems (empty when it is whole) and the two grades."""
+
+    id: str
+    problems: list[str] = field(default_factory=list)
+    reference: GradeReport | None = None
+    starter: GradeReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def metadata_problems(folder: Path, topics: Iterable[str]) -> list[str]:
+    """What is wrong with the folder's files and exercise.yaml, without running anything."""
+    import yaml
+
+    problems = [f"{name} is missing" for name in FILES if not (folder / name).is_file()]
+    if not (folder / "exercise.yaml").is_file():
+        return problems
+    try:
+        data = yaml.safe_load((folder / "exercise.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return [*problems, f"exercise.yaml does not read: {exc}"]
+    if not isinstance(data, dict):
+        return [*problems, "exercise.yaml is not a mapping of fields"]
+    if data.get("id") != folder.name:
+        problems.append(f"exercise.yaml: id is {data.get('id')!r}, but the folder is {folder.name!r}")
+    for key in ("title", "statement"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            problems.append(f"exercise.yaml: {key} is missing or empty")
+    topics = set(topics)
+    if data.get("topic") not in topics:
+        problems.append(f"exercise.yaml: topic {data.get('topic')!r} is not a topic of the question bank")
+    difficulty = data.get("difficulty")
+    if not isinstance(difficulty, int) or isinstance(difficulty, bool) or not 1 <= difficulty <= 5:
+        problems.append(f"exercise.yaml: difficulty is {difficulty!r}, expected a whole number from 1 to 5")
+    hints = data.get("hints")
+    if not isinstance(hints, list) or not hints or not all(isinstance(h, str) and h.strip() for h in hints):
+        problems.append("exercise.yaml: hints must be a non-empty list of texts")
+    for name in ("starter.py", "reference.py"):
+        path = folder / name
+        if path.is_file() and marker_exercise(path) != folder.name:
+            problems.append(f"{name} does not carry `# quizapp: exercise={folder.name}` in its first lines")
+    return problems
+
+
+def grade_problems(reference: GradeReport, starter: GradeReport) -> list[str]:
+    """What the two grades say is wrong: a reference that does not pass, a starter that does or that
+    breaks the grader."""
+    problems = []
+    if reference.status != "pass":
+        bad = [c for c in reference.checks if c.status != "pass"]
+        shown = "; ".join(f"{c.id}: {c.status} ({c.message[:200]})" for c in bad[:3])
+        problems.append(f"the reference does not pass ({reference.status}"
+                        + (f": {reference.message}" if reference.message else "") + ")"
+                        + (f": {shown}" if shown else ""))
+    if starter.status == "pass":
+        problems.append("the starter passes every check: the checks do not test the exercise")
+    passing = [c.id for c in starter.checks if c.status == "pass"]
+    if passing and starter.status != "pass":
+        problems.append(f"the starter passes {', '.join(passing)}: those checks pass without a solution")
+    internal = [c.id for c in [*reference.checks, *starter.checks] if INTERNAL in c.message]
+    if internal or INTERNAL in (reference.message or "") + (starter.message or ""):
+        problems.append(f"an internal grader error in {', '.join(internal) or 'the grade'}")
+    return problems
+
+
+def check_exercise(folder: Path, topics: Iterable[str], grade: Callable[[Path, Path, str], GradeReport]) -> ExerciseCheck:
+    """Check one folder; `grade(file, folder, exercise_id)` runs a grade (the warm grader's, usually)."""
+    result = ExerciseCheck(folder.name, metadata_problems(folder, topics))
+    if any(p.endswith("is missing") for p in result.problems):
+        return result  # nothing to run
+    result.reference = grade(folder / "reference.py", folder, folder.name)
+    result.starter = grade(folder / "starter.py", folder, folder.name)
+    result.problems += grade_problems(result.reference, result.starter)
+    return result

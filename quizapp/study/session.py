@@ -1,0 +1,197 @@
+"""One study session as it runs: the running order, each answer checked, rated and saved as a review
+at once, a question rated Again brought back, and what the session came to. No textual: `quizapp
+review` and the app's quiz screen both drive this.
+
+Time comes from an injected clock, so tests fix it: it stamps each review and times each answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from quizapp.bank.answers import Verdict, check_answer
+from quizapp.bank.model import Question
+from quizapp.study.keypoints import rating_from_key_points
+from quizapp.study.queue import requeue_again
+from quizapp.study.schedule import default_rating, record_review
+from quizapp.study.store import Store, StoreError
+
+# What a refused save raises (another process holding the write lock, a full disk): the answer stays
+# pending, so the front end can say so and try again. The store wraps every sqlite3 error in its own.
+SAVE_ERRORS = (StoreError,)
+
+
+@dataclass
+class Answered:
+    question: Question
+    correct: bool | None
+    rating: int
+    again: bool = False  # a re-ask after Again in the same session (saved as a review of its own)
+    due: datetime | None = None  # when FSRS brings the question back
+    requeued: bool = False  # rated Again and put back into this session
+
+
+@dataclass
+class SessionResult:
+    title: str
+    topic: str | None = None  # None: the review queue
+    answered: list[Answered] = field(default_factory=list)  # every saved answer, in order
+    total: int = 0  # distinct questions in the session; re-asks after Again come on top
+
+    @property
+    def first_tries(self) -> list[Answered]:
+        """The score counts these: a re-ask follows the answer just shown."""
+        return [a for a in self.answered if not a.again]
+
+    @property
+    def checked(self) -> list[Answered]:
+        """First tries with a verdict (a card has none: the learner rates it)."""
+        return [a for a in self.first_tries if a.correct is not None]
+
+    @property
+    def right(self) -> int:
+        return sum(1 for a in self.first_tries if a.correct)
+
+    @property
+    def wrong(self) -> int:
+        return sum(1 for a in self.first_tries if a.correct is False)
+
+    @property
+    def reasks(self) -> int:
+        return sum(1 for a in self.answered if a.again)
+
+
+@dataclass
+class Pending:
+    """An answer checked but not yet rated: saved by `rate`, or with the learner's rating on leaving."""
+
+    question: Question
+    verdict: Verdict
+    response: Any
+    duration_ms: int
+    suggested: int  # the rating the answer suggests (a card's key points: the rating the ticks give)
+    at: datetime | None = None  # when it was first offered to the store: a retry saves it at that moment
+
+
+class StudySession:
+    """Drive it with `current`, then show() / check() / tick() (a card's key points) / rate(), then next();
+    leave() ends it, keeping an answer checked but not rated. `result` holds what it came to."""
+
+    def __init__(self, questions: Iterable[Question], store: Store, *, clock: Callable[[], datetime],
+                 title: str, topic: str | None = None,
+                 record: Callable[..., datetime] = record_review) -> None:
+        self.questions = list(questions)  # the running order: a question rated Again goes back into it
+        self.store = store
+        self.clock = clock
+        self.record = record  # how one review is written (record_review's signature)
+        self.index = 0
+        self.result = SessionResult(title, topic, total=len(self.questions))
+        self.pending: Pending | None = None
+        self.left = False
+        self.shown_at: datetime | None = None
+        self.reasked: dict[str, int] = {}  # question id -> times brought back after Again (requeue_again)
+        # Choices are shuffled per question and session: a redraw keeps the order, a new session changes it.
+        self.seed = clock().isoformat()
+
+    # -- where the session is -----------------------------------------------------------------
+
+    @property
+    def current(self) -> Question | None:
+        """The question being asked; None once every question is done or the learner left."""
+        if self.left or self.index >= len(self.questions):
+            return None
+        return self.questions[self.index]
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """(1-based number of the current question, how many the running order holds now)."""
+        return self.index + 1, len(self.questions)
+
+    @property
+    def answered(self) -> list[Answered]:
+        """This session's saved answers, in the order given."""
+        return self.result.answered
+
+    def asked_before(self, question: Question) -> bool:
+        """Whether `question` was answered earlier this session: it only comes back after Again."""
+        return any(a.question.id == question.id for a in self.answered)
+
+    # -- one question -------------------------------------------------------------------------
+
+    def show(self) -> None:
+        """The current question is in front of the learner now: its time starts."""
+        self.shown_at = self.clock()
+
+    def check(self, response: Any) -> Verdict:
+        """Check the learner's response to the current question (a card: None, to reveal it); it is
+        then pending until rated."""
+        q = self._open_question()
+        if self.pending is not None:
+            raise RuntimeError("this answer is checked already: rate it")
+        verdict = check_answer(q, response)
+        now = self.clock()
+        spent = (now - (self.shown_at or now)).total_seconds()
+        self.pending = Pending(q, verdict, response, max(0, int(spent * 1000)), default_rating(verdict.correct))
+        return verdict
+
+    def tick(self, covered: Iterable[int]) -> int:
+        """The key points of the pending card the answer covered (0-based); returns the rating they suggest."""
+        pending = self._need_pending()
+        ticked = sorted(set(covered))
+        pending.response = {"covered": ticked}
+        pending.suggested = rating_from_key_points(len(ticked), len(pending.question.key_points))
+        return pending.suggested
+
+    def rate(self, rating: int) -> Answered:
+        """Save the pending answer with `rating` (1-4); Again brings the question back later in the
+        session. A refused save raises one of SAVE_ERRORS and leaves the answer pending."""
+        answered = self._save(rating)
+        rest = self.questions[self.index + 1:]
+        # Again: the question comes back later in this session, as in Anki (each time a review of its own).
+        if requeue_again(rest, answered.question, rating, self.reasked):
+            self.questions[self.index + 1:] = rest
+            answered.requeued = True
+        return answered
+
+    def next(self) -> Question | None:
+        """Go on to the next question (a question not answered is skipped); None at the end."""
+        if self.pending is not None:
+            raise RuntimeError("rate the answer first: it would be lost")
+        self.index += 1
+        return self.current
+
+    def leave(self, rating: int | None = None) -> Answered | None:
+        """End the session here. An answer checked but not rated is saved with `rating` (None: the rating
+        it suggests), as every front end promises; a refused save raises and the session stays open."""
+        answered = None
+        if self.pending is not None:
+            answered = self._save(self.pending.suggested if rating is None else rating)
+        self.left = True
+        return answered
+
+    # -- saving -------------------------------------------------------------------------------
+
+    def _save(self, rating: int) -> Answered:
+        """The one place a rating is written: the answer row and the FSRS card, in one transaction."""
+        pending = self._need_pending()
+        pending.at = pending.at or self.clock()
+        due = self.record(self.store, pending.question, rating=rating, correct=pending.verdict.correct,
+                          response=pending.response, duration_ms=pending.duration_ms, now=pending.at)
+        answered = Answered(pending.question, pending.verdict.correct, rating,
+                            again=self.asked_before(pending.question), due=due)
+        self.answered.append(answered)
+        self.pending = None
+        return answered
+
+    def _open_question(self) -> Question:
+        if self.current is None:
+            raise RuntimeError("no question is open")
+        return self.current
+
+    def _need_pending(self) -> Pending:
+        if self.pending is None:
+            raise RuntimeError("no answer is waiting for its rating")
+        return self.pending
