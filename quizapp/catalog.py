@@ -20,6 +20,8 @@ class Exercise(NamedTuple):
     statement: str
     hints: tuple[str, ...]
     folder: Path
+    # check id -> the bank's question ids the check rests on (a failed check sends the learner to them)
+    questions: dict[str, tuple[str, ...]] = {}
 
     @property
     def starter(self) -> Path:
@@ -44,6 +46,7 @@ def load_catalog(root: Path | None = None) -> dict[str, Exercise]:
         out[data["id"]] = Exercise(
             id=data["id"], title=data["title"], topic=data["topic"], difficulty=int(data["difficulty"]),
             statement=data["statement"], hints=tuple(data.get("hints", ())), folder=meta.parent,
+            questions={str(check): tuple(str(q) for q in ids or ()) for check, ids in (data.get("questions") or {}).items()},
         )
     return out
 

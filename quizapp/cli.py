@@ -60,9 +60,9 @@ def review(topic: str | None, limit: int) -> None:
     A question rated Again is asked again later in the session (up to 3 times), each answer saved
     as its own review.
     """
-    from quizapp.commands.review import run
+    from quizapp.commands.review import review_session
 
-    sys.exit(run(topic, limit))
+    sys.exit(review_session(topic, limit))
 
 
 @cli.command()
@@ -124,6 +124,15 @@ def stats() -> None:
     from quizapp.commands.stats import show_stats
 
     sys.exit(show_stats())
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: questions and exercises with their due times.")
+def due(as_json: bool) -> None:
+    """What is due now and next: questions (and those a failed check asked for) and exercises."""
+    from quizapp.commands.due import show_due
+
+    sys.exit(show_due(as_json))
 
 
 @cli.command()

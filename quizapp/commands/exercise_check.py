@@ -26,16 +26,17 @@ def check_exercises(ids: tuple[str, ...], device: str) -> int:
     chosen = [known[i] for i in ids] if ids else folders
     if not chosen:
         return fail(f"no exercises found in {root}")
-    topics = load_outline_cached()[0].topics
+    outline = load_outline_cached()[0]
+    topics, question_ids = outline.topics, outline.topic_of()
     warm = WarmGrader()  # one zygote for every grade: torch is imported once
 
-    def run(file, folder, exercise_id) -> GradeReport:
+    def grade_one(file, folder, exercise_id) -> GradeReport:
         return grade(file, folder, exercise_id=exercise_id, device=device, warm=warm)
 
     broken = 0
     try:
         for folder in chosen:
-            result = check_exercise(folder, topics, run)
+            result = check_exercise(folder, topics, grade_one, question_ids)
             if result.ok:
                 ref, starter = result.reference, result.starter
                 click.echo(f"ok    {result.id}: reference passes {ref.passed}/{ref.counted} ({ref.duration_s:.1f} s), "

@@ -24,13 +24,37 @@ def start_exercise(exercise_id: str, path: Path | None, force: bool) -> int:
     if target.is_dir():
         target = target / f"{exercise_id}.py"
     if target.exists() and not force:
-        return fail(f"{target} already exists; not overwriting it (use --force to replace it)", 1)
+        again = _comes_back(exercise) if path is None else None
+        if again is None:
+            return fail(f"{target} already exists; not overwriting it (use --force to replace it)", 1)
+        # A passed exercise is solved again from a fresh starter in a new file; the old one is kept.
+        from quizapp.study.due import next_free_path
+
+        target = next_free_path(target.parent, exercise_id)
+        click.echo(f"{exercise_id} {again}: a fresh starter goes to {target} ({exercise_id}.py is kept).")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(exercise.starter.read_text(encoding="utf-8"), encoding="utf-8")
     click.echo(f"Wrote {target}: {exercise.title}")
     click.echo(f"Read the task:  quizapp hint {exercise_id} 0   (the statement)")
     click.echo(f"When ready:     quizapp grade {target}")
     return 0
+
+
+def _comes_back(exercise) -> str | None:
+    """"is due for review" / "comes back for review in 2d" for a passed exercise; None before its first pass."""
+    from quizapp.study.due import exercise_state
+    from quizapp.study.schedule import format_interval
+    from quizapp.study.store import Store, StoreError, utcnow
+
+    try:
+        with Store.open() as store:
+            state = exercise_state(store, exercise)
+    except StoreError:
+        return None
+    if state.due is None:
+        return None
+    now = utcnow()
+    return "is due for review" if state.due <= now else f"comes back for review in {format_interval(state.due - now)}"
 
 
 def show_hint(exercise_id: str, number: int | None) -> int:
@@ -57,6 +81,7 @@ def show_hint(exercise_id: str, number: int | None) -> int:
             seen = max(store.hints_shown(exercise_id), _legacy_hints_seen(exercise_id))
             number = min(seen + 1, len(hints))
             store.set_hints_shown(exercise_id, number)
+            store.record_exercise_event(exercise_id, "hint")  # a pass after a hint is rated Hard
     else:
         _remember_hint(exercise_id, number)
     show_markdown(hints[number - 1], heading=f"Hint {number}/{len(hints)}:")
@@ -93,6 +118,7 @@ def _remember_hint(exercise_id: str, number: int) -> None:
     try:
         with Store.open() as store:
             store.set_hints_shown(exercise_id, number)
+            store.record_exercise_event(exercise_id, "hint")  # a pass after a hint is rated Hard
     except StoreError as exc:
         click.echo(f"quizapp: not remembered that this hint was shown: {exc.reason}", err=True)
 
@@ -123,4 +149,10 @@ def show_solution(exercise_id: str, yes: bool) -> int:
         if not click.confirm(f"You have not passed {exercise_id} yet. Show the reference solution anyway?", default=False):
             return 1
     click.echo(exercise.reference.read_text(encoding="utf-8"))
+    try:
+        with Store.open() as store:
+            # Read while the exercise is new or due, a pass is rated Again (see study/exercise_schedule.py).
+            store.record_exercise_event(exercise_id, "solution")
+    except StoreError as exc:
+        click.echo(f"quizapp: not remembered that the solution was shown: {exc.reason}", err=True)
     return 0

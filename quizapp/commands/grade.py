@@ -37,6 +37,7 @@ def grade_file(file: Path, exercise: str | None, device: str, as_json: bool, eve
     cancel = threading.Event()
     with signals_set(cancel), progress_on_stderr(enabled=not (as_json or events), timeout=timeout) as progress:
         report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
+                       links=catalog[exercise_id].questions,
                        on_event=print_event if events else progress, cancel=cancel)
     report.file = str(file)  # as the learner named it
     if cancel.is_set():
@@ -55,11 +56,21 @@ def grade_file(file: Path, exercise: str | None, device: str, as_json: bool, eve
     else:
         from quizapp.grading.render import print_report
 
-        print_report(report, catalog[exercise_id])
+        print_report(report, catalog[exercise_id], review=review_titles(report.review))
     saved = record_grade(report, file)  # after printing: a store problem never hides the result
     if saved is not None:
         click.echo(f"quizapp: the result was not saved: {saved}", err=True)
     return report.exit_code
+
+
+def review_titles(ids: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The failed checks' questions named by their prompts (the bank is read only when there are some)."""
+    if not ids:
+        return [], []
+    from quizapp.bank.cache import load_bank_cached
+    from quizapp.bank.titles import titles_of
+
+    return titles_of(ids, load_bank_cached().questions)
 
 
 @contextmanager

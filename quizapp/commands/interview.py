@@ -206,7 +206,7 @@ def grade_file(path: Path, exercise, console: Console):
 
     cancel = threading.Event()
     with signals_set(cancel):
-        report = grade(path, exercise.folder, exercise_id=exercise.id)
+        report = grade(path, exercise.folder, exercise_id=exercise.id, links=exercise.questions)
     report.file = display_path(path)
     if cancel.is_set():
         report.status, report.message = "error", "cancelled; the solution's processes were stopped"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -172,7 +173,7 @@ def summary(result: SessionResult) -> str:
     return line + "."
 
 
-def run(topic: str | None, limit: int) -> int:
+def review_session(topic: str | None, limit: int) -> int:
     store = open_store()
     if store is None:
         return 1
@@ -182,7 +183,11 @@ def run(topic: str | None, limit: int) -> int:
         if topic is not None and topic not in bank.topics:
             raise click.UsageError(f"no topic '{topic}' (topics: {', '.join(bank.topics)})")
         queue = study_queue(bank, store, topic=topic, limit=limit)
+        due_exercises = exercises_due(store, topic)
         if not queue:
+            if due_exercises:
+                show_due_exercises(due_exercises, console)
+                return 0
             console.print("Nothing is due and every question has been seen. Come back later.")
             return 0
         console.print(f"{plural(len(queue), 'question')}. Type q (or Ctrl+D) at any prompt to stop; every answer "
@@ -211,4 +216,35 @@ def run(topic: str | None, limit: int) -> int:
             console.print(f"[bold red]Not saved:[/] your last answer (to {escape(lost)}) was not kept; every "
                           "answer before it was. The session ends here; run `quizapp review` again later.")
         console.print(summary(session.result))
+        if due_exercises and lost is None:
+            show_due_exercises(due_exercises, console)
     return 1 if lost else 0
+
+
+def exercises_due(store, topic: str | None) -> list:
+    """The catalog's exercises that are due now (of `topic`, when given), most overdue first."""
+    from quizapp.catalog import load_catalog
+    from quizapp.study.due import exercise_state
+
+    now = utcnow()
+    due = []
+    for exercise in load_catalog().values():
+        if topic is not None and exercise.topic != topic:
+            continue
+        state = exercise_state(store, exercise)
+        if state.is_due(now):
+            due.append((state.due, exercise))
+    return [exercise for _, exercise in sorted(due, key=lambda d: d[0])]
+
+
+def show_due_exercises(exercises: list, console: Console) -> None:
+    """Exercises are solved in an editor, not at a prompt: say which file to write and how to grade it."""
+    from quizapp.study.due import next_free_path
+
+    console.rule(f"{plural(len(exercises), 'exercise')} due for review")
+    for exercise in exercises:
+        fresh = next_free_path(Path.cwd(), exercise.id) if (Path.cwd() / f"{exercise.id}.py").exists() \
+            else Path(f"{exercise.id}.py")
+        console.print(f"[bold]{escape(exercise.title)}[/] ({exercise.id}): write it again from memory.")
+        console.print(f"  quizapp start {exercise.id}      (a fresh starter in {fresh.name})")
+        console.print(f"  quizapp grade {fresh.name}   (its grade is the review: a pass moves it further out)")

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from quizapp.commands.common import load_bank_reporting, open_store
+from quizapp.commands.due import when
 from quizapp.study.stats import MASTERY_MEANING, compute_stats
 from quizapp.words import plural
 
@@ -27,7 +28,12 @@ def show_stats() -> int:
         bank = load_bank_reporting()
         from quizapp.catalog import load_catalog
 
-        stats = compute_stats(bank.outline(), store, exercise_ids=tuple(load_catalog()))
+        catalog = load_catalog()
+        stats = compute_stats(bank.outline(), store, exercise_ids=tuple(catalog))
+        from quizapp.study.due import due_plan
+        from quizapp.study.store import utcnow
+
+        plan = due_plan(store, {q.id: q.topic for q in bank.questions.values()}, catalog, utcnow())
     console = Console()
     streak = plural(stats.streak_days, "day") + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
     console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new}   "
@@ -44,10 +50,16 @@ def show_stats() -> int:
     console.print(MASTERY_MEANING, style="dim", highlight=False)
     if stats.exercises:
         ex = Table(title="Exercises", title_justify="left")
-        for name in ("exercise", "attempts", "best", "last"):
+        for name in ("exercise", "attempts", "best", "last", "review"):
             ex.add_column(name)
         for e in stats.exercises:
+            state = plan.states.get(e.exercise_id)
+            review = "-" if state is None or state.due is None else when(state.due, plan.now)
             ex.add_row(e.exercise_id, str(e.attempts), f"{e.best_passed}/{e.best_total}" if e.attempts else "-",
-                       e.last_status or "not started")
+                       e.last_status or "not started", review)
         console.print(ex)
+        console.print("[dim]An exercise comes back for review once passed: write it again from a fresh starter "
+                      "(quizapp due shows when).[/]", highlight=False)
+    if plan.retired:
+        console.print(f"[dim]Kept, not scheduled: history of {', '.join(plan.retired)} (no longer shipped).[/]")
     return 0

@@ -53,7 +53,9 @@ def merge_progress_json(path: Path) -> int:
         return 0
     click.echo(f"Imported from {display_path(path)}: {plural(summary.answers, 'answer')} (on {plural(summary.cards, 'question')}, "
                f"cards rescheduled from their whole history), {plural(summary.grades, 'grade')}, "
-               f"{plural(summary.interviews, 'interview')}.")
+               f"{plural(summary.interviews, 'interview')}"
+               + (f", {plural(summary.exercise_events, 'exercise event')} (hints, solutions read)"
+                  if summary.exercise_events else "") + ".")
     if summary.parameters:
         click.echo("Your fitted FSRS parameters came along and now schedule your reviews here.")
     return 0

@@ -67,11 +67,12 @@ class Screen:
         click.echo(f"Grading {display_path(self.file)} as '{self.exercise.id}'...", err=True)
 
     def show(self, report: GradeReport, before: GradeReport | None) -> None:
+        from quizapp.commands.grade import review_titles
         from quizapp.grading.render import print_report
 
         if sys.stdout.isatty():
             click.clear()
-        print_report(report, self.exercise)
+        print_report(report, self.exercise, review=review_titles(report.review))
         change = changes_since(before, report)
         if change:
             click.secho(change, bold=True)
@@ -193,6 +194,7 @@ class Watch:
             return None
         self.view.grading()
         report = grade(self.file, self.exercise.folder, exercise_id=self.exercise.id, device=self.device,
+                       links=self.exercise.questions,
                        timeout=self.timeout, cancel=self.stop, warm=self.warm)
         if self.stop.is_set():
             return None  # Ctrl+C during the grade: it was stopped, and says nothing about the file

@@ -63,9 +63,21 @@ def integer_ticks(first: int, last: int, most: int = 8) -> list[int]:
     return [first] + [t for t in range(first - first % step + step, last + 1, step) if t - first >= step / 2]
 
 
-def print_report(report: GradeReport, exercise=None, console: Console | None = None) -> None:
+def print_review(review: list[tuple[str, str]], missing: list[str], console: Console) -> None:
+    """The questions a failed check rests on: due now, first in the next review session."""
+    if review:
+        console.print("[bold]Review these[/] (due now; [bold]quizapp review[/] starts with them):")
+        for qid, title in review:
+            console.print(Text.assemble("  • ", title, (f"  ({qid})", "dim")))
+    if missing:
+        console.print(f"[dim]Not in your question bank, skipped: {', '.join(missing)}[/]")
+
+
+def print_report(report: GradeReport, exercise=None, console: Console | None = None,
+                 review: tuple[list[tuple[str, str]], list[str]] = ([], [])) -> None:
     """Print the report. Every text that came from the solution's run (messages, what it printed,
-    the file's name) goes out with its control characters escaped: it cannot drive the terminal."""
+    the file's name) goes out with its control characters escaped: it cannot drive the terminal.
+    `review`: ([(question id, title)], [ids the bank lacks]) for the failed checks' questions."""
     console = console or Console()
     title = exercise.title if exercise else report.exercise
     # Device and torch are known once the child has started; a file that could not be run has neither.
@@ -105,5 +117,6 @@ def print_report(report: GradeReport, exercise=None, console: Console | None = N
         summary = "no check could run"
     verdict = {"pass": "[bold green]PASSED[/]", "fail": "[bold red]NOT YET[/]", "error": "[bold magenta]ERROR[/]"}
     console.print(f"{verdict.get(report.status, report.status)}: {summary} in {report.duration_s:.1f} s")
+    print_review(*review, console)
     if report.status == "fail":
         console.print(f"Stuck? [bold]quizapp hint {report.exercise}[/] shows the next hint.")

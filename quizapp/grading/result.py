@@ -80,6 +80,7 @@ class GradeReport:
     checks: list[CheckResult] = field(default_factory=list)
     output: str = ""  # what the solution printed (capped)
     sandbox: str | None = None  # the protection the solution ran under, in words (None: it never ran)
+    review: list[str] = field(default_factory=list)  # question ids the failed checks rest on, to review now
 
     @property
     def passed(self) -> int:
@@ -95,7 +96,7 @@ class GradeReport:
             "schema": SCHEMA, "exercise": self.exercise, "file": self.file, "status": self.status,
             "message": self.message, "device": self.device, "torch": self.torch,
             "duration_s": round(self.duration_s, 2), "checks": [c.to_json() for c in self.checks],
-            "sandbox": self.sandbox,
+            "sandbox": self.sandbox, "review": list(self.review),
         }
 
     @classmethod
@@ -110,11 +111,23 @@ class GradeReport:
                    torch=None if data.get("torch") is None else str(data["torch"]),
                    duration_s=float(duration) if isinstance(duration, (int, float)) else 0.0,
                    checks=[CheckResult.from_json(c) for c in data.get("checks") or () if isinstance(c, dict)],
-                   sandbox=None if data.get("sandbox") is None else str(data["sandbox"]))
+                   sandbox=None if data.get("sandbox") is None else str(data["sandbox"]),
+                   review=[str(q) for q in data.get("review") or () if isinstance(q, str)])
 
     @property
     def exit_code(self) -> int:
         return 0 if self.status == "pass" else 1
+
+
+def review_of(checks: list[CheckResult], links) -> list[str]:
+    """The question ids that the failed checks rest on (`links`: check id -> question ids), each once,
+    in the order of the checks. Only failures count: an error is a crash (the starter's
+    NotImplementedError, an import that fails), which says nothing about what the learner knows."""
+    out: dict[str, None] = {}
+    for check in checks:
+        if check.status == "fail":
+            out.update(dict.fromkeys(links.get(check.id, ())))
+    return list(out)
 
 
 def overall_status(checks: list[CheckResult]) -> GradeStatus:

@@ -23,13 +23,22 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from quizapp.grading.channel import HELLO as CHANNEL_HELLO
 from quizapp.grading.channel import KEY_BYTES
 from quizapp.grading.processes import become_subreaper, child_env, child_pids, kill_group, stop_escaped
-from quizapp.grading.result import CHECK_STATUSES, CheckResult, GradeReport, overall_status, printable, shown_text
+from quizapp.grading.result import (
+    CHECK_STATUSES,
+    CheckResult,
+    GradeReport,
+    overall_status,
+    printable,
+    review_of,
+    shown_text,
+)
 
 if TYPE_CHECKING:
     from quizapp.grading.warm import WarmGrader
@@ -160,8 +169,12 @@ def child_args(exercise_dir: Path, solution: Path, device: str, memory_mb: int) 
 def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str = "auto",
           timeout: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
           on_event: Callable[[dict], None] | None = None,
-          cancel: threading.Event | None = None, warm: "WarmGrader | None" = None) -> GradeReport:
+          cancel: threading.Event | None = None, warm: "WarmGrader | None" = None,
+          links: Mapping[str, Sequence[str]] | None = None) -> GradeReport:
     """Grade `solution` against the exercise in `exercise_dir`; never raises for a bad solution.
+
+    `links` (the exercise's check id -> question ids) fills the report's `review`: the questions that
+    its failed checks rest on.
 
     With `warm`, the child is forked from the warm grader's zygote when it can give one (torch
     already imported); otherwise, or without it, a fresh interpreter is started (cold). Either way
@@ -176,7 +189,7 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     env = child_env()
     env["TMPDIR"] = str(scratch / "tmp")  # the sandboxed child may write there and in workdir only
     args = child_args(exercise_dir, solution, device, memory_mb)
-    state = _RunState(exercise_id, solution, on_event)
+    state = _RunState(exercise_id, solution, on_event, links or {})
     channel = Channel()
     proc = warm.spawn(args, workdir, env, device=device, channel=channel.theirs) if warm is not None else None
     reaping = False
@@ -259,8 +272,9 @@ class _RunState:
     `feed` accepts one run's events in the one order a run makes them, else raises Tampered.
     """
 
-    def __init__(self, exercise_id: str, solution: Path, on_event):
+    def __init__(self, exercise_id: str, solution: Path, on_event, links: Mapping[str, Sequence[str]] | None = None):
         self.exercise_id = exercise_id
+        self.links = links or {}
         self.solution = solution
         self.on_event = on_event
         self.checks: list[CheckResult] = []
@@ -364,4 +378,5 @@ class _RunState:
                            "check" if checks else "the exercise has no check that could run")
         return GradeReport(exercise=self.exercise_id, file=str(self.solution), status=status, message=message,
                            device=self.device, torch=self.torch, duration_s=time.monotonic() - started,
-                           checks=checks, output=output, sandbox=self.sandbox)
+                           checks=checks, output=output, sandbox=self.sandbox,
+                           review=review_of(checks, self.links))

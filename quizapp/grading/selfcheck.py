@@ -88,7 +88,29 @@ def grade_problems(reference: GradeReport, starter: GradeReport) -> list[str]:
     return problems
 
 
-def check_exercise(folder: Path, topics: Iterable[str], grade: Callable[[Path, Path, str], GradeReport]) -> ExerciseCheck:
+def link_problems(folder: Path, check_ids: Iterable[str], question_ids: Iterable[str]) -> list[str]:
+    """Every check names 1 to 4 questions of the bank (exercise.yaml `questions:`), and only checks do."""
+    import yaml
+
+    try:
+        links = (yaml.safe_load((folder / "exercise.yaml").read_text(encoding="utf-8")) or {}).get("questions") or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        return []  # metadata_problems says so
+    if not isinstance(links, dict):
+        return ["exercise.yaml: questions must map each check id to a list of question ids"]
+    checks, known = list(check_ids), set(question_ids)
+    problems = [f"check {c} names no question (exercise.yaml `questions:`)" for c in checks if not links.get(c)]
+    problems += [f"exercise.yaml `questions:` names {c!r}, which is not a check" for c in links if c not in checks]
+    for check, ids in links.items():
+        ids = ids if isinstance(ids, list) else [ids]
+        if len(ids) > 4 or len(set(ids)) != len(ids):
+            problems.append(f"check {check}: 1 to 4 distinct questions, got {ids}")
+        problems += [f"check {check} names {q!r}, which is not a question of the bank" for q in ids if q not in known]
+    return problems
+
+
+def check_exercise(folder: Path, topics: Iterable[str], grade: Callable[[Path, Path, str], GradeReport],
+                   question_ids: Iterable[str] = ()) -> ExerciseCheck:
     """Check one folder; `grade(file, folder, exercise_id)` runs a grade (the warm grader's, usually)."""
     result = ExerciseCheck(folder.name, metadata_problems(folder, topics))
     if any(p.endswith("is missing") for p in result.problems):
@@ -96,4 +118,6 @@ def check_exercise(folder: Path, topics: Iterable[str], grade: Callable[[Path, P
     result.reference = grade(folder / "reference.py", folder, folder.name)
     result.starter = grade(folder / "starter.py", folder, folder.name)
     result.problems += grade_problems(result.reference, result.starter)
+    if result.reference.checks:
+        result.problems += link_problems(folder, [c.id for c in result.reference.checks], question_ids)
     return result

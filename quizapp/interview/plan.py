@@ -105,7 +105,8 @@ def make_plan(bank: Bank, store: Store, catalog: dict[str, Exercise], *, minutes
         raise PlanError("there are no questions to ask: the bank is empty")
     rng = random.Random(seed)
     box = exercise_box(minutes)
-    exercise = pick_exercise(catalog, stats, weights, wanted, rng) if box and has_exercise(catalog, wanted) else None
+    due = due_exercises(store, catalog, wanted, now) if box else set()
+    exercise = pick_exercise(catalog, stats, weights, wanted, rng, due) if box and has_exercise(catalog, wanted) else None
     exercise_minutes = box if exercise else 0.0
     questions = pick_questions(bank, store, weights, minutes - exercise_minutes, now, rng)
     return Plan(minutes=minutes, questions=tuple(questions), exercise=exercise,
@@ -149,12 +150,21 @@ def pick_questions(bank: Bank, store: Store, weights: dict[str, float], budget: 
     return chosen
 
 
+def due_exercises(store: Store, catalog: dict[str, Exercise], wanted: set[str], now: datetime) -> set[str]:
+    """The ids of the interview's exercises that are due for review now."""
+    from quizapp.study.due import exercise_state
+
+    return {ex.id for ex in catalog.values() if ex.topic in wanted and exercise_state(store, ex).is_due(now)}
+
+
 def pick_exercise(catalog: dict[str, Exercise], stats, weights: dict[str, float], wanted: set[str],
-                  rng: random.Random) -> Exercise | None:
-    """An exercise in the interview's topics, not yet passed where possible, the weakest topic first."""
+                  rng: random.Random, due: set[str] = frozenset()) -> Exercise | None:
+    """An exercise in the interview's topics: one due for review first (writing it again under time
+    is that review), else one not yet passed where possible; the weakest topic first."""
     candidates = [ex for ex in catalog.values() if ex.topic in wanted]
     if not candidates:
         return None
     passed = {e.exercise_id for e in stats.exercises if e.passed}
-    fresh = [ex for ex in candidates if ex.id not in passed] or candidates
+    fresh = ([ex for ex in candidates if ex.id in due] or [ex for ex in candidates if ex.id not in passed]
+             or candidates)
     return max(fresh, key=lambda ex: (weights.get(ex.topic, WEIGHT_FLOOR), rng.random()))

@@ -36,6 +36,14 @@ def scheduler(parameters: tuple[float, ...] | None = None) -> Scheduler:
     return Scheduler(enable_fuzzing=False)
 
 
+@lru_cache(maxsize=1)
+def exercise_scheduler() -> Scheduler:
+    """The scheduler of exercises: FSRS's default parameters (the learner's fitted ones describe how
+    they recall cards, not how they rewrite a training loop), and no learning steps: an exercise
+    comes back after days, never in ten minutes."""
+    return Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+
+
 def default_rating(correct: bool | None) -> int:
     """The rating a checked answer suggests: Good when right, Again when wrong (cards: Good)."""
     return 1 if correct is False else 3

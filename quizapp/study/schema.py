@@ -70,6 +70,18 @@ MIGRATIONS: tuple[str, ...] = (
         value  TEXT NOT NULL                        -- JSON
     );
     """,
+    # 3: what happened around an exercise besides its grades (a hint shown, the reference read):
+    # with the grades, the history its review schedule is replayed from
+    """
+    CREATE TABLE exercise_events (
+        id           INTEGER PRIMARY KEY,
+        uid          TEXT NOT NULL UNIQUE,
+        exercise_id  TEXT NOT NULL,
+        kind         TEXT NOT NULL,                 -- hint | solution
+        at           TEXT NOT NULL                  -- ISO 8601, UTC
+    );
+    CREATE INDEX exercise_events_exercise ON exercise_events(exercise_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

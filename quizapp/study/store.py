@@ -80,6 +80,27 @@ class GradeRecord(NamedTuple):
     file_path: str | None
 
 
+class GradeEvent(NamedTuple):
+    """A grade as the exercise schedule replays it."""
+
+    uid: str
+    exercise_id: str
+    graded_at: str
+    status: str
+    file_hash: str | None
+    review: tuple[str, ...]  # the question ids the grade's failed checks point at
+
+
+class ExerciseEvent(NamedTuple):
+    uid: str
+    exercise_id: str
+    kind: str  # hint | solution
+    at: str
+
+
+EXERCISE_EVENT_KINDS = ("hint", "solution")
+
+
 class InterviewRecord(NamedTuple):
     uid: str
     started_at: datetime
@@ -312,6 +333,14 @@ class Store:
                  checks_passed, checks_total, duration_s, _json().dumps(report) if report else None),
             )
 
+    def record_exercise_event(self, exercise_id: str, kind: str, at: datetime | None = None) -> None:
+        """A hint shown or the reference read: how a pass is rated depends on them."""
+        if kind not in EXERCISE_EVENT_KINDS:
+            raise ValueError(f"an exercise event is one of {EXERCISE_EVENT_KINDS}, got {kind!r}")
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO exercise_events (uid, exercise_id, kind, at) VALUES (?, ?, ?, ?)",
+                         (new_uid(), exercise_id, kind, iso(at or utcnow())))
+
     def record_interview(self, *, started_at: datetime, finished_at: datetime, minutes: float, score: float,
                          report: dict) -> str:
         """Keep one finished mock interview; returns its uid."""
@@ -422,6 +451,31 @@ class Store:
         return [GradeRecord(*row) for row in self.conn.execute(sql + " ORDER BY id", args)]
 
     @_locked
+    def grade_events(self, exercise_id: str | None = None) -> list[GradeEvent]:
+        """Every grade in the order it was recorded, with the questions its failed checks point at."""
+        sql = "SELECT uid, exercise_id, graded_at, status, file_hash, report FROM grades"
+        args: tuple = ()
+        if exercise_id is not None:
+            sql += " WHERE exercise_id = ?"
+            args = (exercise_id,)
+        return [GradeEvent(uid, ex, at, status, file_hash, _review_of(report))
+                for uid, ex, at, status, file_hash, report in self.conn.execute(sql + " ORDER BY id", args)]
+
+    @_locked
+    def last_answered(self) -> dict[str, str]:
+        """question id -> when it was last answered (ISO UTC)."""
+        return dict(self.conn.execute("SELECT question_id, MAX(answered_at) FROM answers GROUP BY question_id"))
+
+    @_locked
+    def exercise_events(self, exercise_id: str | None = None) -> list[ExerciseEvent]:
+        sql = "SELECT uid, exercise_id, kind, at FROM exercise_events"
+        args: tuple = ()
+        if exercise_id is not None:
+            sql += " WHERE exercise_id = ?"
+            args = (exercise_id,)
+        return [ExerciseEvent(*row) for row in self.conn.execute(sql + " ORDER BY id", args)]
+
+    @_locked
     def activity_days_utc(self) -> list[str]:
         """Every moment of study (answers and grades), as ISO UTC strings."""
         rows = self.conn.execute("SELECT answered_at FROM answers UNION ALL SELECT graded_at FROM grades")
@@ -430,6 +484,17 @@ class Store:
 
 def _hints_key(exercise_id: str) -> str:
     return f"hints_shown:{exercise_id}"
+
+
+def _review_of(report_json: str | None) -> tuple[str, ...]:
+    """The `review` list of a stored grade report; empty for older reports and damaged ones."""
+    if not report_json or '"review"' not in report_json:
+        return ()
+    try:
+        review = _json().loads(report_json).get("review")
+    except (ValueError, AttributeError):
+        return ()
+    return tuple(q for q in review if isinstance(q, str)) if isinstance(review, list) else ()
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

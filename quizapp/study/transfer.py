@@ -21,7 +21,7 @@ from quizapp import __version__
 from quizapp.bank.files import UnreadableFile, read_regular_file
 from quizapp.study import fsrs_params
 from quizapp.study.stats import card_problem
-from quizapp.study.store import FSRS_PARAMETERS_KEY, Store, iso, utcnow
+from quizapp.study.store import EXERCISE_EVENT_KINDS, FSRS_PARAMETERS_KEY, Store, iso, utcnow
 
 FORMAT = "quizapp-progress"
 FORMAT_VERSION = 1
@@ -45,10 +45,11 @@ class ImportSummary:
     interviews: int
     cards: int  # questions whose card was recomputed
     parameters: bool  # fitted FSRS parameters adopted from the file
+    exercise_events: int = 0  # hints shown and references read (an exercise's schedule replays them)
 
     @property
     def changed(self) -> bool:
-        return bool(self.answers or self.grades or self.interviews or self.parameters)
+        return bool(self.answers or self.grades or self.interviews or self.parameters or self.exercise_events)
 
 
 # -- export ---------------------------------------------------------------------------------------
@@ -75,6 +76,11 @@ def export_progress(store: Store, *, now: datetime | None = None) -> dict:
             in conn.execute("SELECT uid, exercise_id, graded_at, status, checks_passed, checks_total, device,"
                             " duration_s, file_path, file_hash, report FROM grades ORDER BY graded_at, uid")
         ]
+        exercise_events = [
+            {"uid": uid, "exercise_id": exercise_id, "kind": kind, "at": at}
+            for uid, exercise_id, kind, at in conn.execute(
+                "SELECT uid, exercise_id, kind, at FROM exercise_events ORDER BY at, uid")
+        ]
         interviews = [
             {"uid": uid, "started_at": started, "finished_at": finished, "minutes": minutes, "score": score,
              "report": _report(report)}
@@ -91,7 +97,30 @@ def export_progress(store: Store, *, now: datetime | None = None) -> dict:
         "cards": cards,
         "grades": grades,
         "interviews": interviews,
+        "exercise_events": exercise_events,
+        "exercises": _exported_exercises(grades, exercise_events),
     }
+
+
+def _exported_exercises(grades: list[dict], events: list[dict]) -> list[dict]:
+    """Each passed exercise's review state when the file was written, for readers (an import replays
+    the grades and events instead, as it does answers for cards)."""
+    from quizapp.catalog import load_catalog
+    from quizapp.study.due import starter_hash
+    from quizapp.study.exercise_schedule import schedules
+    from quizapp.study.store import ExerciseEvent, GradeEvent
+
+    graded = [GradeEvent(g["uid"], g["exercise_id"], g["graded_at"], g["status"], g["file_hash"],
+                         tuple((g["report"] or {}).get("review") or ()) if isinstance(g["report"], dict) else ())
+              for g in grades]
+    marks = [ExerciseEvent(e["uid"], e["exercise_id"], e["kind"], e["at"]) for e in events]
+    catalog = load_catalog()
+    ids = sorted({g.exercise_id for g in graded})
+    hashes = {ex: starter_hash(catalog[ex].starter) if ex in catalog else None for ex in ids}
+    states = schedules(ids, sorted(graded, key=lambda g: g.graded_at), marks, starter_hashes=hashes)
+    return [{"exercise_id": ex, "due": iso(s.due), "card": json.loads(s.card_json),
+             "reviews": [{"at": iso(r.at), "rating": r.rating, "grade_uid": r.grade_uid} for r in s.reviews]}
+            for ex, s in states.items() if s.due is not None]
 
 
 def _exported_cards(rows, answers: list[dict], parameters) -> list[dict]:
@@ -221,10 +250,15 @@ def import_progress(store: Store, document: dict) -> ImportSummary:
                 (i["uid"], iso(_moment(i["started_at"])), iso(_moment(i["finished_at"])), float(i["minutes"]),
                  float(i["score"]), json.dumps(i["report"])))
             added_interviews += cursor.rowcount
+        added_events = 0
+        for e in document.get("exercise_events", ()):  # files written before exercises were scheduled have none
+            cursor = conn.execute("INSERT OR IGNORE INTO exercise_events (uid, exercise_id, kind, at) VALUES (?, ?, ?, ?)",
+                                  (e["uid"], e["exercise_id"], e["kind"], iso(_moment(e["at"]))))
+            added_events += cursor.rowcount
         adopted = _adopt_parameters(conn, document["fsrs_parameters"])
         parameters = fsrs_params.parse(_setting(conn, FSRS_PARAMETERS_KEY))
         recompute_cards(conn, sorted(touched), parameters)
-    return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted)
+    return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted, added_events)
 
 
 def _adopt_parameters(conn, parameters: list | None) -> bool:
@@ -280,6 +314,8 @@ def validate(document) -> None:
                                    or any(_number(-1e6, 1e6)(p) for p in parameters)):
         raise TransferError(f"damaged: \"fsrs_parameters\" must be null or a list of numbers, got {_shown(parameters)}")
     for section, fields in _SECTIONS.items():
+        if section in _OPTIONAL_SECTIONS and section not in document:
+            continue  # written by a quizapp before the section existed
         records = document.get(section)
         if not isinstance(records, list):
             raise TransferError(f"damaged: \"{section}\" must be a list")
@@ -294,7 +330,7 @@ def validate(document) -> None:
                 problem = check(record[name])
                 if problem:
                     raise TransferError(f"damaged: {where}.{name} {problem}, got {_shown(record[name])}")
-            key = record.get("uid", record.get("question_id"))
+            key = record.get("uid", record.get("question_id", record.get("exercise_id")))
             if key in seen:
                 raise TransferError(f"damaged: {where} repeats the id {_shown(key)}")
             seen.add(key)
@@ -402,6 +438,10 @@ def _anything(value) -> str | None:
     return _free_form(value)
 
 
+def _event_kind(value) -> str | None:
+    return None if value in EXERCISE_EVENT_KINDS else f"must be one of {', '.join(EXERCISE_EVENT_KINDS)}"
+
+
 def _status(value) -> str | None:
     return None if value in ("pass", "fail", "error") else "must be pass, fail or error"
 
@@ -421,4 +461,8 @@ _SECTIONS = {
         "uid": _uid, "started_at": _time, "finished_at": _time, "minutes": _number(0, 24 * 60),
         "score": _number(0, 1), "report": _object,
     },
+    "exercise_events": {"uid": _uid, "exercise_id": _text, "kind": _event_kind, "at": _time},
+    "exercises": {"exercise_id": _text},  # for readers; an import replays the grades instead
 }
+# Sections a file of the same format version may lack (older writers): absent reads as empty.
+_OPTIONAL_SECTIONS = {"exercise_events", "exercises"}

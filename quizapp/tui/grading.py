@@ -124,6 +124,7 @@ async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object
 
     def work():
         report = grade(path, exercise.folder, exercise_id=exercise.id, device=device, on_event=forward,
+                       links=exercise.questions,
                        cancel=cancel, warm=warm.shared())
         if cancel.is_set():
             return report, None

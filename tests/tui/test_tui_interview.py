@@ -424,3 +424,43 @@ async def test_enter_on_the_key_points_saves_the_ticks_and_goes_on(make_app):
         await pilot.pause()
         (card,) = [r for r in screen.interview.results if r.type == "card"]
         assert card.covered == 2 and card.points == 3
+
+
+class RecordingGrader:
+    """Stands in for the app's grader: the interview must warm it up and grade through it."""
+
+    def __init__(self) -> None:
+        self.warmed, self.graded = 0, []
+
+    def warm_up(self) -> None:
+        self.warmed += 1
+
+    async def grade(self, path, exercise, post, *, token=None) -> None:
+        from quizapp.grading.result import CheckResult, GradeReport
+        from quizapp.tui.grading import CheckFinished, GradeFinished, GradeStarted
+
+        self.graded.append((path.name, exercise.id))
+        check = CheckResult("scaled", "Scales the loss", "fail", "expected 2, saw 1")
+        post(GradeStarted("cpu", "2.13", [(check.id, check.title)], token))
+        post(CheckFinished(check, token))
+        post(GradeFinished(GradeReport(exercise.id, str(path), "fail", None, "cpu", "2.13", 0.5, [check]), token))
+
+
+async def test_the_interview_grades_through_the_apps_one_grader(make_app):
+    clock = FakeClock()
+    app = make_app(bank=interview_bank(), now=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        grader = app.context.grader = RecordingGrader()
+        screen = await open_interview(pilot)
+        clock.advance(minutes=3, seconds=1)
+        await screen.tick()
+        await pilot.pause()
+        assert grader.warmed == 1  # torch starts loading while the statement is read
+        await accept_starter_path(pilot, "./interview_scaled_loop.py")
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        assert grader.graded == [("interview_scaled_loop.py", "scaled_loop")]
+        card = app.screen.card
+        assert card.exercise.status == "fail"
+        assert [(c.title, c.status, c.message) for c in card.exercise.checks] == [
+            ("Scales the loss", "fail", "expected 2, saw 1")]

@@ -1,0 +1,68 @@
+"""`quizapp due [--json]`: what is due now and next, questions and exercises."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from quizapp.commands.common import load_bank_reporting, open_store
+from quizapp.study.due import DuePlan, due_plan
+from quizapp.study.schedule import format_interval
+from quizapp.study.store import utcnow
+from quizapp.words import plural
+
+SHOWN = 12  # rows of questions in the table; --json lists them all
+
+
+def when(due: datetime, now: datetime) -> str:
+    return "now" if due <= now else f"in {format_interval(due - now)}"
+
+
+def show_due(as_json: bool) -> int:
+    store = open_store()
+    if store is None:
+        return 1
+    with store:
+        from quizapp.catalog import load_catalog
+
+        bank = load_bank_reporting()
+        plan = due_plan(store, {q.id: q.topic for q in bank.questions.values()}, load_catalog(), utcnow())
+    if as_json:
+        click.echo(json.dumps(plan.to_json()))
+        return 0
+    print_plan(plan)
+    return 0
+
+
+def print_plan(plan: DuePlan) -> None:
+    console = Console()
+    now = plan.now
+    due_q, due_x = plan.questions_due(), plan.exercises_due()
+    asked = [q for q in due_q if q.asked_by]
+    console.print(f"[bold]Due now[/]: {plural(len(due_q), 'question')}"
+                  + (f" ({len(asked)} asked for by failed checks)" if asked else "")
+                  + f", {plural(len(due_x), 'exercise')}")
+    if plan.exercises:
+        table = Table(title="Exercises", title_justify="left")
+        table.add_column("exercise")
+        table.add_column("due")
+        for e in plan.exercises:
+            table.add_row(e.id, when(e.due, now))
+        console.print(table)
+    else:
+        console.print("No exercise is scheduled yet: an exercise comes back on the schedule once you pass it.")
+    if plan.questions:
+        table = Table(title="Questions", title_justify="left")
+        for name in ("question", "topic", "due", "why"):
+            table.add_column(name)
+        for q in plan.questions[:SHOWN]:
+            table.add_row(q.id, q.topic, when(q.due, now), f"a failed check of {q.asked_by}" if q.asked_by else "")
+        console.print(table)
+        if len(plan.questions) > SHOWN:
+            console.print(f"... and {plural(len(plan.questions) - SHOWN, 'more question')} (quizapp due --json lists all)")
+    if plan.retired:
+        console.print(f"[dim]Kept, not scheduled: history of {', '.join(plan.retired)} (no longer shipped).[/]")

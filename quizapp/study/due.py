@@ -1,0 +1,110 @@
+"""What is due, now and next: questions (their cards, and the ones a failed check asked for) and
+exercises (replayed from their history). One read of the store; `quizapp due`, the queue, the home
+screen and stats all take it from here."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from quizapp.study.exercise_schedule import ExerciseState, schedules
+from quizapp.study.store import GradeEvent, Store
+
+
+@dataclass(frozen=True)
+class DueQuestion:
+    id: str
+    topic: str
+    due: datetime
+    asked_by: str | None = None  # "exercise_id" when a failed check of that exercise made it due
+
+
+@dataclass(frozen=True)
+class DueExercise:
+    id: str
+    due: datetime
+
+
+@dataclass(frozen=True)
+class DuePlan:
+    now: datetime
+    questions: list[DueQuestion]  # every scheduled question, by due
+    exercises: list[DueExercise]  # every scheduled exercise, by due
+    states: dict[str, ExerciseState]  # every exercise of the catalog
+    retired: list[str]  # exercises with history that the catalog no longer has: kept, not scheduled
+
+    def questions_due(self) -> list[DueQuestion]:
+        return [q for q in self.questions if q.due <= self.now]
+
+    def exercises_due(self) -> list[DueExercise]:
+        return [e for e in self.exercises if e.due <= self.now]
+
+    def to_json(self) -> dict:
+        return {"schema": 1, "now": self.now.isoformat(),
+                "questions": [{"id": q.id, "topic": q.topic, "due": q.due.isoformat()} for q in self.questions],
+                "exercises": [{"id": e.id, "due": e.due.isoformat()} for e in self.exercises]}
+
+
+def review_soon(grades: list[GradeEvent], last_answered: Mapping[str, str]) -> dict[str, tuple[datetime, str]]:
+    """question id -> (since when, which exercise): the questions a failed check pointed at and that
+    have not been answered since. The earliest request counts."""
+    out: dict[str, tuple[datetime, str]] = {}
+    for grade in grades:
+        for qid in grade.review:
+            answered = last_answered.get(qid)
+            if answered is not None and answered >= grade.graded_at:
+                continue
+            at = datetime.fromisoformat(grade.graded_at)
+            if qid not in out or at < out[qid][0]:
+                out[qid] = (at, grade.exercise_id)
+    return out
+
+
+def starter_hash(starter: Path) -> str | None:
+    try:
+        return hashlib.sha256(starter.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def exercise_state(store: Store, exercise) -> ExerciseState:
+    """One exercise's schedule (`exercise`: a catalog Exercise)."""
+    from quizapp.study.exercise_schedule import replay
+
+    return replay(exercise.id, store.grade_events(exercise.id), store.exercise_events(exercise.id),
+                  starter_hash=starter_hash(exercise.starter))
+
+
+def next_free_path(folder: Path, exercise_id: str) -> Path:
+    """Where a fresh starter goes when the exercise comes back: <id>_2.py, <id>_3.py, ... (the first
+    that does not exist), so that the earlier solutions are kept."""
+    n = 2
+    while (folder / f"{exercise_id}_{n}.py").exists():
+        n += 1
+    return folder / f"{exercise_id}_{n}.py"
+
+
+def due_plan(store: Store, question_topics: Mapping[str, str], catalog: Mapping, now: datetime) -> DuePlan:
+    """`question_topics`: question id -> topic, for the questions of the bank as loaded (a question a
+    pack no longer has is left out); `catalog`: exercise id -> Exercise."""
+    grades = store.grade_events()
+    soon = review_soon(grades, store.last_answered())
+    questions: dict[str, DueQuestion] = {}
+    for qid, (due_iso, _) in store.cards().items():
+        if qid in question_topics:
+            questions[qid] = DueQuestion(qid, question_topics[qid], datetime.fromisoformat(due_iso))
+    for qid, (since, exercise_id) in soon.items():
+        if qid not in question_topics:
+            continue  # a check names a question the learner's packs no longer have
+        card = questions.get(qid)
+        if card is None or since < card.due:
+            questions[qid] = DueQuestion(qid, question_topics[qid], since, exercise_id)
+    states = schedules(list(catalog), grades, store.exercise_events(),
+                       starter_hashes={ex: starter_hash(e.starter) for ex, e in catalog.items()})
+    exercises = [DueExercise(ex, state.due) for ex, state in states.items() if state.due is not None]
+    retired = sorted({g.exercise_id for g in grades} - set(catalog))
+    return DuePlan(now, sorted(questions.values(), key=lambda q: (q.due, q.id)),
+                   sorted(exercises, key=lambda e: (e.due, e.id)), states, retired)
