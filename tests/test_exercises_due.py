@@ -16,7 +16,7 @@ from quizapp.bank.cache import load_bank_cached
 from quizapp.catalog import load_catalog
 from quizapp.cli import cli
 from quizapp.interview.plan import make_plan
-from quizapp.study.due import due_plan, starter_hash
+from quizapp.study.due import due_plan
 from quizapp.study.queue import study_queue
 from quizapp.study.store import Store
 from quizapp.study.transfer import export_progress, import_progress

@@ -1,4 +1,11 @@
-"""Grade solution files through the public CLI, several at once, each file once per session."""
+"""Grade solution files, several at once, each file once per session.
+
+An exercise's reference and starter, and anything outside the buggy matrices (hostile solutions,
+broken DDP ranks), go through the public CLI cold: `quizapp grade --json` in a fresh process. The
+buggy matrices (tests/grader/buggy/<exercise>/*.py, a few hundred files) go through the warm grader,
+as the app and `watch` grade: same child, same checks, same report, without a fresh interpreter and
+torch import per file. test_warm.py keeps the two paths equal on a sample of each exercise's bugs.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +36,15 @@ class Graded:
 
 
 def _run(args: tuple) -> Graded:
+    if Path(args[0]).parent.parent.name == "buggy":
+        from warmutil import grade_warm
+
+        return grade_warm(args)
+    return run_cold(args)
+
+
+def run_cold(args: tuple) -> Graded:
+    """`quizapp grade ARGS --json` in a fresh process."""
     env = {**os.environ}
     out = subprocess.run([sys.executable, "-m", "quizapp", "grade", *args, "--json"], capture_output=True,
                          text=True, timeout=600, env=env)
@@ -46,6 +62,18 @@ def grade_many(arg_lists: list[tuple]) -> list[Graded]:
         for args, result in zip(todo, pool.map(_run, todo)):
             _cache[args] = result
     return [_cache[a] for a in arg_lists]
+
+
+_cold_cache: dict = {}
+
+
+def grade_cold_many(arg_lists: list[tuple]) -> list[Graded]:
+    """Grade each argument tuple through the CLI, whichever path grade_many would take."""
+    todo = [a for a in dict.fromkeys(arg_lists) if a not in _cold_cache]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for args, result in zip(todo, pool.map(run_cold, todo)):
+            _cold_cache[args] = result
+    return [_cold_cache[a] for a in arg_lists]
 
 
 def grade(*args) -> Graded:
