@@ -59,9 +59,13 @@ def _moment(text: str) -> datetime:
 def replay(exercise_id: str, grades: Iterable[GradeEvent], events: Iterable[ExerciseEvent], *,
            starter_hash: str | None = None) -> ExerciseState:
     """The exercise's schedule from its history (grades in the order they were recorded)."""
+    grades = [g for g in grades if g.exercise_id == exercise_id and not (starter_hash and g.file_hash == starter_hash)]
+    if not any(g.status == "pass" for g in grades):
+        # Nothing is scheduled before a first pass: no need to load the scheduler at all.
+        return ExerciseState(exercise_id, None, None, (), len(grades))
     from fsrs import Card, Rating
 
-    from quizapp.study.schedule import exercise_scheduler
+    from quizapp.study.schedule import exercise_scheduler, stable_card_id
 
     active = exercise_scheduler()
     marks = sorted((_moment(e.at), e.kind) for e in events if e.exercise_id == exercise_id)
@@ -76,8 +80,6 @@ def replay(exercise_id: str, grades: Iterable[GradeEvent], events: Iterable[Exer
         return any(k == kind and (start is None or at > start) and at <= end for at, k in marks)
 
     for grade in grades:
-        if grade.exercise_id != exercise_id or (starter_hash and grade.file_hash == starter_hash):
-            continue
         at = _moment(grade.graded_at)
         if reviews and at < reviews[-1].at:
             continue  # the clock went backwards
@@ -93,7 +95,7 @@ def replay(exercise_id: str, grades: Iterable[GradeEvent], events: Iterable[Exer
                     rating = HARD
                 else:
                     rating = GOOD
-                card = Card()
+                card = Card(card_id=stable_card_id(exercise_id))  # fsrs would otherwise wait 1 ms to make an id
                 card, _ = active.review_card(card, Rating(rating), review_datetime=at)
                 reviews.append(ExerciseReview(at, rating, grade.uid, True))
                 round_start = card.due

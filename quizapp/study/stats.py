@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from quizapp.bank.outline import BankOutline
-from quizapp.study.store import Store, iso, utcnow
+from quizapp.study.store import ExerciseEvent, GradeEvent, Store, iso, utcnow
+
+if TYPE_CHECKING:
+    from quizapp.study.exercise_schedule import ExerciseState
 
 # Said in one line wherever mastery is shown (home, the stats screen, `quizapp stats`).
 MASTERY_SHORT = "the share you would recall a week from now, 90% sure"
@@ -51,6 +55,9 @@ class Stats(NamedTuple):
     studied_today: bool
     reviews_per_day: dict[date, int]
     accuracy_per_day: dict[date, float]
+    # The learner's pace: the median time of their latest answers (PACE_ANSWERS of them), in seconds;
+    # None before any answer was timed.
+    answer_seconds: float | None = None
 
     @property
     def due(self) -> int:
@@ -72,6 +79,10 @@ class Stats(NamedTuple):
     @property
     def exercises_passed(self) -> int:
         return sum(1 for e in self.exercises if e.passed)
+
+
+PACE_ANSWERS = 200  # the pace is read from this many of the latest timed answers
+BREAK_S = 30 * 60  # a pause this long between two grades is a break, not time spent on the exercise
 
 
 # What fsrs.Card.to_dict() writes, and the bounds within which every reader's date arithmetic holds.
@@ -154,6 +165,13 @@ def damaged_cards(store: Store) -> dict[str, str]:
     return {qid: problem for qid, (_, card) in store.cards().items() if (problem := card_problem(card))}
 
 
+def median(values: list[float]) -> float:
+    """The middle value (statistics.median, without importing statistics on the way to the first screen)."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def local_day(stamp: str) -> date:
     return datetime.fromisoformat(stamp).astimezone().date()
 
@@ -181,8 +199,11 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
     per_day: Counter = Counter()
     per_day_checked: Counter = Counter()
     per_day_correct: Counter = Counter()
+    durations: list[int] = []
     topic_of = outline.topic_of()
     for row in answers:
+        if row["duration_ms"]:
+            durations.append(row["duration_ms"])
         topic = topic_of.get(row["question_id"], row["topic"])
         day = local_day(row["answered_at"])
         by_topic_attempts[topic] += 1
@@ -218,6 +239,7 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
         studied_today=today in days,
         reviews_per_day=dict(sorted(per_day.items())),
         accuracy_per_day={d: per_day_correct[d] / n for d, n in sorted(per_day_checked.items()) if n},
+        answer_seconds=median(durations[-PACE_ANSWERS:]) / 1000 if durations else None,
     )
 
 
@@ -235,3 +257,27 @@ def exercise_stats(store: Store, exercise_ids: tuple[str, ...] = ()) -> list[Exe
             last_status=mine[-1].status if mine else None,
         ))
     return rows
+
+
+def exercise_seconds(states: Iterable[ExerciseState], grades: Iterable[GradeEvent],
+                     events: Iterable[ExerciseEvent], *, break_s: float = BREAK_S) -> float | None:
+    """The learner's pace at exercises: the median time a passed round took, from its first grade (or
+    hint, or look at the reference) to its pass; None before any pass. A round runs from the review
+    before it (or the first grade) to a passed review. Gaps longer than `break_s` between two of its
+    moments are breaks and do not count, so a fail left overnight does not make a round last a day.
+    The writing before the first grade leaves no trace in the history: a first-try pass counts 0."""
+    moments: dict[str, list[datetime]] = {}
+    for grade in grades:
+        moments.setdefault(grade.exercise_id, []).append(datetime.fromisoformat(grade.graded_at))
+    for event in events:
+        moments.setdefault(event.exercise_id, []).append(datetime.fromisoformat(event.at))
+    spans = []
+    for state in states:
+        mine = sorted(moments.get(state.exercise_id, ()))
+        start = None
+        for review in state.reviews:
+            if review.passed:
+                times = [t for t in mine if (start is None or t > start) and t <= review.at]
+                spans.append(sum(gap for a, b in zip(times, times[1:]) if (gap := (b - a).total_seconds()) <= break_s))
+            start = review.at
+    return median(spans) if spans else None

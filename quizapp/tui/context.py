@@ -80,13 +80,18 @@ class StudyContext:
         return self.store.grades(exercise_id)
 
     def solution_path(self, exercise_id: str) -> Path:
-        """The file chosen this session, else ./<id>.py when it exists, else the last graded file that
-        still exists, else ./<id>.py. The folder the app was started in comes before a grade run
-        elsewhere: a `quizapp grade` of another copy must not silently change the app's file. The
-        exercise screen pins what it showed (see `pin_solution_path`)."""
+        """The file chosen this session, else the newest of ./<id>.py, ./<id>_2.py, ... (a fresh
+        starter for a review goes to the next number), else the last graded file that still exists,
+        else ./<id>.py. The folder the app was started in comes before a grade run elsewhere: a
+        `quizapp grade` of another copy must not silently change the app's file. The exercise screen
+        pins what it showed (see `pin_solution_path`)."""
         if exercise_id in self.chosen_paths:
             return self.chosen_paths[exercise_id]
         here = self.work_dir / f"{exercise_id}.py"
+        numbered = [(int(n), path) for path in self.work_dir.glob(f"{exercise_id}_*.py")
+                    if (n := path.name[len(exercise_id) + 1:-3]).isdigit() and path.is_file()]
+        if numbered:
+            return max(numbered)[1]
         if here.is_file():
             return here
         for grade in reversed(self.grades(exercise_id)):

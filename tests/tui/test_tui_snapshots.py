@@ -5,13 +5,13 @@ Update after an intended change with `pytest tests/tui --snapshot-update` and lo
 
 from __future__ import annotations
 
-from tuihelp import DATA, NOW, SIZE, SMALL, pack_bank, settle
+from datetime import timedelta
+
+from tuihelp import NOW, SIZE, SMALL, STARTER, ReviewGrader, pack_bank, passed_ten_days_ago, settle
 
 from quizapp.study.schedule import record_review
 from quizapp.study.store import Store
 from quizapp.tui.messages import StudyRequested
-
-STARTER = (DATA / "exercises" / "scaled_loop" / "starter.py").read_text()
 
 
 def some_progress() -> None:
@@ -27,6 +27,29 @@ def test_home(snap_compare, make_app):
     app = make_app()
     some_progress()
     assert snap_compare(app, terminal_size=SIZE)
+
+
+def a_plan(work_dir) -> None:
+    """Timed answers, a card due, a passed exercise due again, and a question its failed check asked for."""
+    questions = pack_bank().questions
+    with Store.open() as store:
+        record_review(store, questions["sc-single"], rating=3, correct=True, now=NOW - timedelta(days=3),
+                      duration_ms=30_000)
+        record_review(store, questions["sc-multi"], rating=3, correct=True, now=NOW - timedelta(hours=1),
+                      duration_ms=50_000)
+        # Easy on a new card: due 8 days later (FSRS's defaults), on the Thursday after NOW.
+        record_review(store, questions["sc-numeric"], rating=4, correct=True, now=NOW - timedelta(days=4),
+                      duration_ms=20_000)
+        passed_ten_days_ago(store, work_dir, failed_first=True)
+
+
+def test_home_with_a_plan(snap_compare, make_app, work_dir):
+    a_plan(work_dir)
+
+    async def drawn(pilot) -> None:
+        await settle(pilot)  # the plan of a learner with grades comes a frame after the tiles
+
+    assert snap_compare(make_app(), run_before=drawn, terminal_size=SIZE)
 
 
 def test_home_small(snap_compare, make_app):
@@ -94,6 +117,17 @@ def test_exercise_results_with_curves(snap_compare, make_app, work_dir):
         await settle(pilot)
 
     assert snap_compare(make_app("fail"), run_before=graded, terminal_size=SIZE)
+
+
+def test_exercise_due_with_questions_to_review(snap_compare, make_app, work_dir):
+    a_plan(work_dir)
+
+    async def graded(pilot) -> None:
+        pilot.app.context.grader = ReviewGrader(["sc-single", "gone-from-the-bank"])
+        await pilot.press("x", "enter", "g")
+        await settle(pilot)
+
+    assert snap_compare(make_app(), run_before=graded, terminal_size=SIZE)
 
 
 def test_editor(snap_compare, make_app, work_dir):

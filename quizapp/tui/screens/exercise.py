@@ -1,5 +1,9 @@
 """One exercise: the statement and hints, your file, grading with live results, the reference after a pass.
 
+A passed exercise comes back on the schedule: when it is due, the file line says so and c offers a
+fresh starter in a new file (<id>_2.py, ...), keeping the old one. After a grade whose checks failed,
+the results list the questions those checks rest on ("review these").
+
 Grading uses the app's warm grader (or the grader command a test or set-up gives). While the
 screen is open, saving your file (here or in an outside editor) grades it again once you have
 graded it; a grade started while another runs replaces it.
@@ -19,9 +23,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from quizapp.bank.titles import titles_of
 from quizapp.catalog import Exercise
 from quizapp.grading.saves import change_summary, file_state
-from quizapp.study.store import GradeRecord
+from quizapp.study.due import exercise_state, next_free_path
+from quizapp.study.exercise_schedule import ExerciseState
+from quizapp.study.store import GradeRecord, StoreError
 from quizapp.tui.context import StudyContext
 from quizapp.tui.editing import edit_here, edit_outside
 from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeNotSaved, GradeStarted
@@ -56,6 +63,7 @@ class ExerciseScreen(Screen):
         self.exercise = exercise
         self.hints_shown = 0
         self.reference_unlocked = False  # the learner chose to read the reference before passing
+        self.reference_seen = False  # recorded once per screen
         self.grading = False
         self.passed_now = False
         self.grade_token: object | None = None  # the running grade's; messages of older ones are dropped
@@ -66,6 +74,7 @@ class ExerciseScreen(Screen):
         # This exercise's grades, read from the store when the screen opens and after each grade
         # (not on every redraw or binding check).
         self.grades: list[GradeRecord] = []
+        self.state: ExerciseState | None = None  # its schedule, read with the grades
 
     @property
     def path(self) -> Path:
@@ -78,6 +87,27 @@ class ExerciseScreen(Screen):
     @property
     def passed(self) -> bool:
         return self.passed_now or any(g.status == "pass" for g in self.grades)
+
+    @property
+    def due(self) -> bool:
+        """Passed before and due for review now."""
+        return self.state is not None and self.state.is_due(self.context.now())
+
+    def file_passed(self) -> bool:
+        """Whether the file shown is one that passed before: its pass again would be no review."""
+        try:
+            mine = self.path.resolve()
+            return self.path.is_file() and any(g.status == "pass" and g.file_path and Path(g.file_path).resolve() == mine
+                                               for g in self.grades)
+        except OSError:
+            return False
+
+    def fresh_path(self) -> Path | None:
+        """Where c puts a fresh starter instead of the file shown: the next free <id>_N.py beside it,
+        when the exercise is due and the file shown is the one that passed (it is kept)."""
+        if not self.due or not self.file_passed():
+            return None
+        return next_free_path(self.path.parent, self.exercise.id)
 
     def compose(self) -> ComposeResult:
         ex = self.exercise
@@ -115,6 +145,7 @@ class ExerciseScreen(Screen):
     def refresh_file_line(self) -> None:
         """The file line, from the store's grades read again (a grade here or from the command line)."""
         grades = self.grades = self.context.grades(self.exercise.id)
+        self.state = exercise_state(self.context.store, self.exercise) if grades else None
         line = Text.assemble(("Your file: ", "bold"), self.label)
         if not self.path.exists():
             line.append("  (not created yet: press c)", style="dim")
@@ -122,9 +153,27 @@ class ExerciseScreen(Screen):
             last = grades[-1]
             line.append(f"  ·  last grade: {last.status} {last.checks_passed}/{last.checks_total}",
                         style="green" if last.status == "pass" else "yellow")
+        line.append_text(self.schedule_line())
         self.query_one("#file-line", Static).update(line)
         self.refresh_bindings()
         self.saves.watch(self.path)
+
+    def schedule_line(self) -> Text:
+        """A second line once the exercise is on the schedule: due for review, or when it comes back."""
+        if self.state is None or self.state.due is None:
+            return Text()
+        if self.due:
+            fresh = self.fresh_path()
+            if fresh is not None:
+                # The dialog of c says that the file shown is kept.
+                return Text.assemble("\n", ("Due for review: solve it again from a fresh starter", "bold yellow"),
+                                     f" (c writes {self.context.show_path(fresh)}).")
+            return Text.assemble("\n", ("Due for review: solve it again in this file", "bold yellow"),
+                                 "; its pass is the review.")
+        from quizapp.study.schedule import format_interval
+
+        # Not "passed": after a failed review it comes back a day later too.
+        return Text(f"\nComes back for review in {format_interval(self.state.due - self.context.now())}.", style="dim")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
@@ -150,6 +199,7 @@ class ExerciseScreen(Screen):
         self.hints_shown += 1
         # Shared with `quizapp hint`: the next hint continues from the last one shown anywhere.
         self.context.store.set_hints_shown(self.exercise.id, self.hints_shown)
+        self.mark("hint")  # a pass after a hint is rated Hard
         block = self.hint_block(self.hints_shown)
         self.action_tab("statement")
         await self.query_one("#hints").mount(block)
@@ -187,6 +237,17 @@ class ExerciseScreen(Screen):
             else:
                 reference.update(Syntax(code, "python", line_numbers=True, word_wrap=True,
                                         theme="ansi_dark" if self.app.current_theme.dark else "ansi_light"))
+                if not self.reference_seen:
+                    self.reference_seen = True
+                    # Read while the exercise is new or due, its next pass is rated Again.
+                    self.mark("solution")
+
+    def mark(self, kind: str) -> None:
+        """Keep a hint shown or the reference read: the exercise's next review is rated by them."""
+        try:
+            self.context.store.record_exercise_event(self.exercise.id, kind, at=self.context.now())
+        except StoreError as exc:
+            self.notify(f"Not saved that the {kind} was shown: {exc.reason}", severity="warning")
 
     # -- your file --------------------------------------------------------------------------
 
@@ -204,6 +265,11 @@ class ExerciseScreen(Screen):
                               "Your code in it would be lost.", "Replace", "Keep mine"),
                 lambda replace: self.write_starter(path) if replace else self.kept(path))
 
+        fresh = self.fresh_path()
+        if fresh is not None:  # due for review: a fresh starter in a new file, the old one kept
+            self.app.push_screen(PathScreen(f"{self.exercise.id} is due for review. Where should a fresh starter go? "
+                                            f"{self.label} is kept.", self.context.show_path(fresh)), chosen)
+            return
         self.app.push_screen(PathScreen(f"Where should the starter file of {self.exercise.id} go?", self.label), chosen)
 
     def write_starter(self, path: Path) -> None:
@@ -302,6 +368,8 @@ class ExerciseScreen(Screen):
             return
         report = message.report
         self.results.finished(report)
+        if report.review:  # the questions the failed checks rest on: due now, first in the next review
+            self.results.show_review(*titles_of(report.review, self.context.bank.questions))
         statuses = {c.id: c.status for c in report.checks}
         change = change_summary(self.last_statuses, statuses) if self.last_statuses is not None else ""
         self.last_statuses = statuses

@@ -1,6 +1,9 @@
-"""The coding exercises: a table with each one's status and best result."""
+"""The coding exercises: a table with each one's status (a passed one: when it is due for review) and best result."""
 
 from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,9 +14,24 @@ from textual.widgets import DataTable, Footer, Static
 from quizapp.study.stats import exercise_stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import ExerciseRequested
+from quizapp.tui.plan import exercise_schedules
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import best_result, exercise_status, stars
 from quizapp.tui.widgets.titlebar import TitleBar
+
+if TYPE_CHECKING:
+    from quizapp.study.exercise_schedule import ExerciseState
+
+
+def due_in(state: ExerciseState | None, now: datetime) -> str | None:
+    """"now", "2d", ...: when a passed exercise is due for review; None when it is not scheduled."""
+    if state is None or state.due is None:
+        return None
+    if state.due <= now:
+        return "now"
+    from quizapp.study.schedule import format_interval  # fsrs is loaded already: the schedule was replayed
+
+    return format_interval(state.due - now)
 
 
 class ExerciseTable(DataTable):
@@ -58,7 +76,7 @@ class ExercisesScreen(Screen):
         table = self.query_one("#exercises", DataTable)
         # Figures and topic first, in full; the exercise's title last: a long title is what gets
         # clipped on a narrow terminal.
-        table.add_column("status", key="status", width=17)
+        table.add_column("status", key="status", width=21)  # "✔ passed · due in 12d"
         table.add_column("best", key="best", width=5)
         table.add_column("level", key="level", width=5)
         table.add_column("topic", key="topic", width=max((len(ex.topic) for ex in self.context.catalog.values()),
@@ -79,9 +97,12 @@ class ExercisesScreen(Screen):
         cursor = table.cursor_row
         table.clear()
         stats = {e.exercise_id: e for e in exercise_stats(self.context.store, tuple(self.context.catalog))}
+        states = exercise_schedules(self.context)
+        now = self.context.now()
         for ex in self.ordered():
             s = stats.get(ex.id)
-            table.add_row(exercise_status(s), best_result(s), stars(ex.difficulty), ex.topic, ex.title, key=ex.id)
+            table.add_row(exercise_status(s, due_in(states.get(ex.id), now)), best_result(s), stars(ex.difficulty),
+                          ex.topic, ex.title, key=ex.id)
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1))
         empty = self.query_one("#no-exercises", Static)

@@ -1,7 +1,11 @@
-"""Home: what is due, what is new, the streak, mastery per topic, exercise progress."""
+"""Home: what is due, what is new, the streak, exercise progress, today's plan and the week ahead,
+mastery per topic."""
 
 from __future__ import annotations
 
+import math
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,6 +17,7 @@ from quizapp import paths
 from quizapp.study.stats import MASTERY_SHORT, Stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
+from quizapp.tui.plan import DAY_NAMES, HomePlan, home_plan, today_lines
 from quizapp.tui.widgets.bars import bar
 from quizapp.tui.widgets.tiles import Tiles
 from quizapp.tui.widgets.titlebar import TitleBar
@@ -27,6 +32,40 @@ def topic_row(mastery: Text, percent: str, due: str, new: str, title: str) -> Te
     cell.append(" " * max(0, 20 - mastery.cell_len) + f" {percent:>4} {due:>3} {new:>3}  ")
     cell.append(title)
     return cell
+
+
+class FirstThatFits:
+    """One line: the first of `lines` that fits the width it is drawn at, else the last, clipped."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        line = next((text for text in self.lines if len(text) <= options.max_width), self.lines[-1])
+        text = Text(line, no_wrap=True, overflow="ellipsis")
+        text.stylize("bold", 0, line.find(":") + 1)  # the label
+        yield text
+
+
+LEVELS = "▁▂▃▄▅▆▇█"
+
+
+def week_row(plan: HomePlan) -> Text:
+    """The next seven days in one line: each day's name, a bar as tall as its load next to the week's
+    busiest day, and its cards (+ exercises), as "14+1" mirrors "14 cards and 1 exercise" above it."""
+    row = Text.assemble(("Next 7 days:", "bold"), " ", no_wrap=True, overflow="ellipsis")
+    busiest = max((d.cards + d.exercises for d in plan.week), default=0)
+    for n, day in enumerate(plan.week):
+        load = day.cards + day.exercises
+        row.append("  " if n else "").append(DAY_NAMES[day.day.weekday()] + " ")
+        if not load:
+            row.append("·", "dim")
+            continue
+        row.append(LEVELS[max(0, math.ceil(load / busiest * len(LEVELS)) - 1)], "green")
+        row.append(str(day.cards) if day.cards else "")
+        if day.exercises:
+            row.append(f"+{day.exercises}", "bold magenta")
+    return row
 
 
 class HomeScreen(Screen):
@@ -63,6 +102,7 @@ class HomeScreen(Screen):
         if problems := self._problems():
             yield Static("\n".join(problems), id="banner")
         yield Tiles(["Due now", "New", "Streak", "Exercises"], (1, 1, 1, 2), id="tiles")
+        yield Static(id="plan")
         if self.context.outline.topics:
             yield TopicList(f" Mastery per topic · {MASTERY_SHORT}", topic_row(Text("mastery"), "", "due", "new", "topic").plain,
                             id="topics")
@@ -72,7 +112,7 @@ class HomeScreen(Screen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.refresh_figures()
+        self.refresh_figures(plan_later=True)
         self._figures_current = True
         if self.context.outline.topics:
             self.query_one("#topics", TopicList).focus(scroll_visible=False)
@@ -84,22 +124,38 @@ class HomeScreen(Screen):
             self.refresh_figures()
         self._figures_current = False
 
-    def refresh_figures(self) -> None:
+    def refresh_figures(self, *, plan_later: bool = False) -> None:
+        """The figures from the store as it is now. The plan of a learner with grades replays their
+        exercises' schedules (fsrs and a few milliseconds): `plan_later` draws it after the first frame."""
         stats = self.context.stats()
-        self._show_tiles(stats)
+        if plan_later and any(e.attempts for e in stats.exercises):
+            self._show_tiles(stats, None)
+            self.call_after_refresh(self._show_plan, stats)
+        else:
+            self._show_plan(stats)
         if self.context.outline.topics:
             self._show_topics(stats)
 
-    def _show_tiles(self, stats: Stats) -> None:
-        # Captions stay within 12 characters: a tile is that narrow at 80 columns.
+    def _show_plan(self, stats: Stats) -> None:
+        plan = home_plan(self.context, stats)
+        self._show_tiles(stats, plan)
+        self.query_one("#plan", Static).update(Group(FirstThatFits(today_lines(plan, stats.new)), week_row(plan)))
+
+    def _show_tiles(self, stats: Stats, plan: HomePlan | None) -> None:
+        # Captions stay within 12 characters, and the first tile's within 11: a tile is that narrow at 80 columns.
         days = f"{stats.streak_days} day" + ("" if stats.streak_days == 1 else "s")
         today = "done today" if stats.studied_today else ("study today" if stats.streak_days else "start today")
         passed = sum(1 for e in stats.exercises if e.passed)
         attempted = sum(1 for e in stats.exercises if e.attempts and not e.passed)
         fresh = sum(1 for e in stats.exercises if not e.attempts)
+        # Until the plan is drawn (a frame later), the cards due are the ones the stats count.
+        due, asked = (plan.cards_now, plan.asked_now) if plan is not None else (stats.due, 0)
+        exercises = f"{passed} passed"
+        if plan is not None and plan.exercises_now:
+            exercises = f"{plan.exercises_now} due · {exercises}"
         self.query_one("#tiles", Tiles).show([
-            (str(stats.due), "cards"), (str(stats.new), "questions"), (days, today),
-            (f"{passed} passed", f"{attempted} attempted · {fresh} not started")])
+            (str(due), f"{asked} by checks" if asked else "cards"), (str(stats.new), "questions"), (days, today),
+            (exercises, f"{attempted} attempted · {fresh} not started")])
 
     def _show_topics(self, stats: Stats) -> None:
         self.query_one("#topics", TopicList).set_rows([

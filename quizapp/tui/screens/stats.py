@@ -1,4 +1,5 @@
-"""Stats: activity per day as charts, a per-topic table, and the history of grades."""
+"""Stats: a summary (exercises due, the learner's pace), activity per day as charts, a per-topic table,
+and the history of grades."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from quizapp.study.stats import MASTERY_MEANING, Stats
+from quizapp.study.stats import MASTERY_MEANING, Stats, exercise_seconds
 from quizapp.tui.context import StudyContext
+from quizapp.tui.plan import exercise_schedules, span
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import bar, percent
 from quizapp.tui.widgets.charts import DailyChart
@@ -76,11 +78,25 @@ class StatsScreen(Screen):
 
     def _summary(self, stats: Stats) -> None:
         passed = sum(1 for e in stats.exercises if e.passed)
-        self.query_one("#stats-summary", Static).update(Text.assemble(
+        states = exercise_schedules(self.context)
+        now = self.context.now()
+        summary = Text.assemble(
             ("Streak ", "bold"), f"{stats.streak_days} d   ", ("Answers ", "bold"), f"{stats.attempts}   ",
             ("Right ", "bold"), f"{percent(stats.accuracy)}   ", ("Due ", "bold"), f"{stats.due}   ",
-            ("Exercises passed ", "bold"), f"{passed}/{len(stats.exercises)}",
-        ))
+            ("Exercises passed ", "bold"), f"{passed}/{len(stats.exercises)}   ",
+            ("Exercises due ", "bold"), str(sum(1 for s in states.values() if s.is_due(now))),
+        )
+        exercise_s = exercise_seconds(states.values(), self.context.store.grade_events(),
+                                      self.context.store.exercise_events()) if states else None
+        if stats.answer_seconds is not None or exercise_s is not None:
+            pace = [f"{span(stats.answer_seconds)} a card" if stats.answer_seconds is not None else "",
+                    f"{span(exercise_s)} an exercise from first grade to pass" if exercise_s is not None else ""]
+            summary.append("\nYour pace (medians): ", style="bold").append(", ".join(p for p in pace if p))
+        retired = [e.exercise_id for e in stats.exercises if e.exercise_id not in self.context.catalog]
+        if retired:
+            summary.append(f"\nKept, not scheduled: the grade history of {', '.join(retired)} "
+                           "(exercises this installation no longer has).", style="dim")
+        self.query_one("#stats-summary", Static).update(summary)
 
     def _charts(self, stats: Stats) -> None:
         days = last_days(self.context.now().astimezone().date())

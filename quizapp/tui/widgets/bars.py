@@ -23,11 +23,17 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def exercise_status(stats: ExerciseStats | None) -> Text:
+def exercise_status(stats: ExerciseStats | None, due_in: str | None = None) -> Text:
+    """`due_in`: when a passed exercise comes back for review ("now", "2d"); None when not scheduled."""
     if stats is None or not stats.attempts:
         return Text("not started", style="dim")
     if stats.passed:
-        return Text("✔ passed", style="bold green")
+        text = Text("✔ passed", style="bold green")
+        if due_in == "now":
+            text.append(" · ").append("due", style="bold yellow")
+        elif due_in is not None:
+            text.append(f" · due in {due_in}", style="dim")
+        return text
     return Text(f"attempted ({stats.last_status})", style="yellow")
 
 

@@ -1,6 +1,6 @@
 """A grade's results: a status line, a table of checks filled in as they finish with every message
-in full (wrapped; a message an earlier row told already points at that row), the highlighted check's
-curves against the reference when it has any."""
+in full (wrapped; a message an earlier row told already points at that row), the questions the failed
+checks rest on ("review these"), the highlighted check's curves against the reference when it has any."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ class GradeResults(VerticalGroup):
     GradeResults { height: auto; }
     GradeResults > #grade-status { padding: 0 1 1 1; }
     GradeResults > DataTable { height: auto; }
+    GradeResults > #grade-review { padding: 1 1 0 1; display: none; }
+    GradeResults > #grade-review.-shown { display: block; }
     GradeResults > CurvePlot { display: none; }
     GradeResults > CurvePlot.-shown { display: block; }
     """
@@ -47,6 +49,7 @@ class GradeResults(VerticalGroup):
     def compose(self):
         yield Static("Not graded in this session yet. Press g to grade your file.", id="grade-status")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="checks")
+        yield Static(id="grade-review")
         yield CurvePlot(id="curves")
 
     def on_mount(self) -> None:
@@ -98,6 +101,7 @@ class GradeResults(VerticalGroup):
         self.not_run = False
         self._rebuild()
         self.set_status(Text(f"Grading {file_label} … (x cancels)", style="bold"))
+        self.show_review([], [])
         self._show_curves(None)
         self.table.focus()
 
@@ -138,6 +142,21 @@ class GradeResults(VerticalGroup):
         if failing:
             self.table.move_cursor(row=failing[0])
         self._show_curves(self.checks.get(self._highlighted() or ""))
+
+    def show_review(self, questions: list[tuple[str, str]], missing: list[str]) -> None:
+        """The questions the failed checks rest on, as (id, title), and the ids the bank lacks; nothing
+        when both are empty. They are due now and start the next review session."""
+        review = self.query_one("#grade-review", Static)
+        review.set_class(bool(questions or missing), "-shown")
+        text = Text()
+        if questions:
+            text.append("Review these", style="bold").append(" (due now, first in your next review):")
+            for qid, title in questions:
+                text.append("\n  • ").append(title).append(f"  ({qid})", style="dim")
+        if missing:
+            text.append("\n" if questions else "")
+            text.append(f"Not in your question bank, skipped: {', '.join(missing)}", style="dim")
+        review.update(text)
 
     def failed(self, reason: str) -> None:
         line = status_text("error")

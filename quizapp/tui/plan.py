@@ -1,0 +1,136 @@
+"""Today's plan and the week ahead, for the home screen: what is due and how long it takes at the
+learner's own pace. Data only (no Textual); the home screen draws it.
+
+A learner without a grade has no exercise on the schedule and no question asked for by a check:
+their plan is read from the cards alone, without the due plan's replay of exercises, which loads
+fsrs (the first screen of a new learner leaves the scheduler unloaded).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from typing import TYPE_CHECKING, NamedTuple
+
+from quizapp.study.stats import Stats
+from quizapp.words import plural
+
+if TYPE_CHECKING:
+    from quizapp.study.exercise_schedule import ExerciseState
+    from quizapp.tui.context import StudyContext
+
+WEEK_DAYS = 7
+DAY_NAMES = ("Mo", "Tu", "We", "Th", "Fr", "Sa", "Su")  # fixed, not the locale's: the row's width is known
+# Until the history says otherwise. A first-try pass leaves no trace of the writing before the first
+# grade (see stats.exercise_seconds), so a measured exercise counts at least MIN_EXERCISE_S.
+DEFAULT_CARD_S = 20.0
+DEFAULT_EXERCISE_S = 15 * 60.0
+MIN_EXERCISE_S = 5 * 60.0
+
+
+class DayLoad(NamedTuple):
+    day: date
+    cards: int
+    exercises: int
+
+
+class HomePlan(NamedTuple):
+    cards_now: int  # questions due now, the ones a failed check asked for included
+    asked_now: int  # of those, asked for by a failed check
+    exercises_now: int
+    week: list[DayLoad]  # today first: what is due by the end of each local day (today: overdue too)
+    card_s: float | None  # the learner's pace, measured; None: not yet
+    exercise_s: float | None
+
+    @property
+    def today(self) -> DayLoad:
+        return self.week[0]
+
+    def seconds_today(self) -> float:
+        card = self.card_s if self.card_s is not None else DEFAULT_CARD_S
+        exercise = max(self.exercise_s, MIN_EXERCISE_S) if self.exercise_s is not None else DEFAULT_EXERCISE_S
+        return self.today.cards * card + self.today.exercises * exercise
+
+    def guessed(self) -> list[str]:
+        """The rates today's estimate takes as a default, in words (empty: all measured)."""
+        out = []
+        if self.today.cards and self.card_s is None:
+            out.append(f"{DEFAULT_CARD_S:g} s a card")
+        if self.today.exercises and self.exercise_s is None:
+            out.append(f"{DEFAULT_EXERCISE_S / 60:g} min an exercise")
+        return out
+
+
+def about(seconds: float) -> str:
+    """'about 25 min', 'about 1 h 40 min': whole minutes, at least one; five-minute steps past an hour."""
+    minutes = max(1, math.ceil(seconds / 60))
+    if minutes < 60:
+        return f"about {minutes} min"
+    minutes = round(minutes / 5) * 5
+    hours, rest = divmod(minutes, 60)
+    return f"about {hours} h" + (f" {rest} min" if rest else "")
+
+
+def span(seconds: float) -> str:
+    """'25 s', '12 min', '1 h 5 min': a measured time, rounded."""
+    if seconds < 59.5:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+
+
+def home_plan(context: StudyContext, stats: Stats) -> HomePlan:
+    now = context.now()
+    store = context.store
+    topic_of = context.outline.topic_of()
+    exercise_s = None
+    if any(e.attempts for e in stats.exercises):
+        from quizapp.study.due import due_plan
+        from quizapp.study.stats import exercise_seconds
+
+        plan = due_plan(store, topic_of, context.catalog, now)
+        questions = [(q.due, q.asked_by is not None) for q in plan.questions]
+        exercises = [e.due for e in plan.exercises]
+        exercise_s = exercise_seconds(plan.states.values(), store.grade_events(), store.exercise_events())
+    else:  # nothing graded: no exercise is scheduled and no check asked for a question
+        questions = [(datetime.fromisoformat(due), False) for qid, (due, _) in store.cards().items() if qid in topic_of]
+        exercises = []
+    today = now.astimezone().date()
+    cards, tasks = [0] * WEEK_DAYS, [0] * WEEK_DAYS
+    for moments, counts in (([due for due, _ in questions], cards), (exercises, tasks)):
+        for due in moments:
+            ahead = max(0, (due.astimezone().date() - today).days)
+            if ahead < WEEK_DAYS:
+                counts[ahead] += 1
+    week = [DayLoad(date.fromordinal(today.toordinal() + n), cards[n], tasks[n]) for n in range(WEEK_DAYS)]
+    due_now = [asked for due, asked in questions if due <= now]
+    return HomePlan(len(due_now), sum(due_now), sum(1 for due in exercises if due <= now), week,
+                    stats.answer_seconds, exercise_s)
+
+
+def exercise_schedules(context: StudyContext) -> dict[str, ExerciseState]:
+    """Each exercise of the catalog's schedule, replayed from one read of the history; empty (and
+    fsrs left unloaded) when nothing was ever graded."""
+    grades = context.store.grade_events()
+    if not grades:
+        return {}
+    from quizapp.study.due import starter_hash
+    from quizapp.study.exercise_schedule import schedules
+
+    return schedules(list(context.catalog), grades, context.store.exercise_events(),
+                     starter_hashes={ex: starter_hash(e.starter) for ex, e in context.catalog.items()})
+
+
+def today_lines(plan: HomePlan, new_questions: int) -> list[str]:
+    """What today holds, in one line; the longest wording first, then shorter ones for a narrow screen."""
+    today = plan.today
+    if not today.cards and not today.exercises:
+        return ["Today: nothing due." + (" Press r for new questions." if new_questions else "")]
+    guessed = plan.guessed()
+    pace = f" (a first guess: {', '.join(guessed)})" if guessed else " at your pace"
+    out = []
+    for asked in ([f" ({plan.asked_now} from failed checks)"] if plan.asked_now else []) + [""]:
+        parts = [plural(today.cards, "card") + asked] if today.cards else []
+        parts += [plural(today.exercises, "exercise")] if today.exercises else []
+        out.append(f"Today: {' and '.join(parts)}, {about(plan.seconds_today())}{pace}")
+    return out
