@@ -4,10 +4,14 @@ Each verified single question's test settles every choice (`# choice N` beside t
 its index in the file) and then checks that the file's key is the one choice found true. Numeric
 questions compute the keyed value themselves. That stopping GD early acts like L2 regularisation
 (es-gd-filter-factors) is Bishop (1995) and Goodfellow et al. ("Deep Learning", 2016, section 7.8);
-the test checks the factors themselves.
+the test checks the factors themselves. The cards' tests check what can be run (torch's
+ReduceLROnPlateau, live state_dicts, the statistics of noisy checks simulated with torch); Keras and
+Lightning's stopping rule is re-created in `_early_stopping`, and the observation that validation
+NLL can climb while the error falls is Guo et al. (2017), shown here on a constructed example.
 """
 
 import copy
+import math
 
 import pytest
 import torch
@@ -139,3 +143,85 @@ def test_gradient_descent_from_zero_applies_spectral_filter_factors():
     # large-eigenvalue directions are fitted, small ones barely moved: like ridge's lam / (lam + alpha)
     assert factors[-1] > 0.99 and factors[0] < 0.1
     assert all(b >= a - 1e-12 for a, b in zip(norms, norms[1:]))  # the weight norm only grows
+
+
+# --- the cards ---
+
+
+@pytest.mark.verifies("es-basics")
+def test_stopping_leaves_the_weights_patience_checks_past_the_best():
+    stopped, best = _early_stopping(VAL_LOSSES, patience=3, min_delta=0.01)
+    assert stopped - best == 3  # the last weights are `patience` checks past the best ones
+    # a run that never stops still has its best epoch earlier than the last one
+    never, best_epoch = _early_stopping([1.0, 0.5, 0.6, 0.7], patience=5, min_delta=0.0)
+    assert never is None and best_epoch == 2
+    # keeping "the best weights" as model.state_dict() keeps a live view, not a copy
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    alias, snapshot = model.state_dict(), copy.deepcopy(model.state_dict())
+    model(torch.ones(2, 3)).sum().backward()
+    optimizer.step()
+    assert torch.equal(alias["weight"], model.weight)
+    assert not torch.equal(snapshot["weight"], model.weight)
+
+
+@pytest.mark.verifies("es-validation-leakage")
+def test_best_of_many_noisy_checks_is_biased_upwards():
+    """A model whose true accuracy is 0.8 at every check: the best observed score overshoots 0.8,
+    more with more checks and with a smaller validation set."""
+    gen = torch.Generator().manual_seed(0)
+    true_acc, trials = 0.8, 4000
+
+    def mean_best(n_val, checks):
+        correct = torch.binomial(torch.full((trials, checks), float(n_val)),
+                                 torch.full((trials, checks), true_acc), generator=gen)
+        return (correct / n_val).max(dim=1).values.mean().item()
+
+    small_few, small_many = mean_best(200, 5), mean_best(200, 50)
+    large_many = mean_best(5000, 50)
+    assert small_few > true_acc + 0.01
+    assert small_many > small_few + 0.01  # more checks, more bias
+    assert small_many - true_acc > 3 * (large_many - true_acc)  # a bigger set, less bias
+
+
+@pytest.mark.verifies("es-noisy-curves")
+def test_accuracy_standard_error_and_loss_rising_with_accuracy():
+    se = lambda p, n: math.sqrt(p * (1 - p) / n)
+    assert 100 * se(0.9, 1000) == pytest.approx(0.95, abs=0.005)
+    assert 100 * se(0.9, 10_000) == pytest.approx(0.30, abs=0.005)
+    # checked empirically: the spread of accuracies measured on 1000 examples
+    gen = torch.Generator().manual_seed(0)
+    measured = torch.binomial(torch.full((20000,), 1000.0), torch.full((20000,), 0.9), generator=gen) / 1000
+    assert measured.std().item() == pytest.approx(se(0.9, 1000), rel=0.03)
+    # validation loss can rise while accuracy improves: one confident mistake outweighs it
+    labels = torch.zeros(4, dtype=torch.long)
+    earlier = torch.tensor([[0.5, 0.0], [0.5, 0.0], [0.0, 0.5], [0.0, 0.5]])
+    later = torch.tensor([[2.0, 0.0], [2.0, 0.0], [2.0, 0.0], [0.0, 6.0]])
+    accuracy = lambda logits: (logits.argmax(1) == labels).float().mean().item()
+    assert accuracy(later) > accuracy(earlier)
+    assert F.cross_entropy(later, labels).item() > F.cross_entropy(earlier, labels).item()
+
+
+@pytest.mark.verifies("es-lr-schedule-interaction")
+def test_reduce_on_plateau_timing_against_early_stopping_patience():
+    def cuts(patience, cooldown, epochs=12):
+        param = torch.nn.Parameter(torch.zeros(1))
+        optimizer = torch.optim.SGD([param], lr=1.0)
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=patience, cooldown=cooldown)
+        found, lr = [], 1.0
+        for epoch in range(1, epochs + 1):
+            scheduler.step(1.0)  # a flat plateau from epoch 1
+            if optimizer.param_groups[0]["lr"] < lr:
+                found.append(epoch)
+                lr = optimizer.param_groups[0]["lr"]
+        return found
+
+    # torch cuts after patience + 1 bad epochs: with patience=2, at epoch 4 (epochs 2-4 are bad)
+    assert cuts(patience=2, cooldown=0)[:2] == [4, 7]
+    # a cooldown delays every later cut by its length
+    assert cuts(patience=2, cooldown=2)[:2] == [4, 9]
+    # Keras/Lightning-style early stopping with patience 3 stops at that same epoch 4,
+    # so the run never trains at the reduced lr: its patience must be well above the scheduler's
+    assert _early_stopping([1.0] * 12, patience=3, min_delta=0.0)[0] == 4
+    assert _early_stopping([1.0] * 12, patience=2, min_delta=0.0)[0] == 3

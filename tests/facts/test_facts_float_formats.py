@@ -5,8 +5,13 @@ assertion, N its index in the file) and then checks that the file's key is exact
 choices found true. Numeric questions compute the keyed value themselves. The TF32 switches are
 checked through the flags torch exposes (no GPU is needed to read and set them); that those flags
 route float32 matmuls to TF32 tensor cores rests on the PyTorch "CUDA semantics" notes page.
+The cards' hardware claims (tensor-core formats by generation, A100 throughput, FP8 recipes of
+Transformer Engine and DeepSeek-V3) rest on NVIDIA's documentation and the papers; their tests
+check the formats' numbers and what torch does with them.
 """
 
+
+import math
 
 import pytest
 import torch
@@ -163,3 +168,62 @@ def test_fp16_subnormal_gradient():
     assert got < torch.finfo(torch.float16).tiny  # choice 2: false, not clamped to 6.1e-5
     assert cast(2.0**-25, torch.float16) == 0.0
     assert right_choices(TOPIC, "fmt-fp16-subnormal-gradient") == {3}
+
+
+# --- the cards ---
+
+
+@pytest.mark.verifies("fmt-layouts-card")
+def test_layout_bits_and_decimal_digits():
+    for dtype, exponent, mantissa in ((torch.float32, 8, 23), (torch.float16, 5, 10), (torch.bfloat16, 8, 7)):
+        info = torch.finfo(dtype)
+        assert info.bits == 1 + exponent + mantissa
+        assert info.eps == 2.0**-mantissa
+        assert info.tiny == 2.0 ** (2 - 2 ** (exponent - 1))
+    assert torch.finfo(torch.float32).max == pytest.approx(3.40e38, rel=1e-3)
+    assert torch.finfo(torch.float32).tiny == pytest.approx(1.18e-38, rel=1e-2)
+    assert 2.0**-149 == pytest.approx(1.4e-45, rel=0.01) and cast(2.0**-149, torch.float32) == 2.0**-149
+    # decimal digits of precision: log10 of 2^(significant bits)
+    digits = {name: math.log10(2.0 ** (m + 1)) for name, m in (("f32", 23), ("f16", 10), ("bf16", 7))}
+    assert digits == {"f32": pytest.approx(7.2, abs=0.05), "f16": pytest.approx(3.3, abs=0.05),
+                      "bf16": pytest.approx(2.4, abs=0.05)}
+
+
+@pytest.mark.verifies("fmt-tf32-card")
+def test_tf32_defaults_and_switches(restore_tf32_flags):
+    # defaults: TF32 off for matmuls, on for cuDNN convolutions
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.get_float32_matmul_precision() == "highest"
+    assert torch.backends.cudnn.allow_tf32 is True
+    assert torch.backends.cudnn.conv.fp32_precision == "tf32"  # the per-backend setting agrees
+    assert not hasattr(torch, "tf32")  # not a storage dtype
+    torch.set_float32_matmul_precision("high")
+    assert torch.backends.cuda.matmul.allow_tf32 is True
+    torch.set_float32_matmul_precision("highest")
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    # 19 bits: 1 sign, float32's 8 exponent bits, float16's 10 mantissa bits
+    assert 1 + 8 + 10 == 19 and torch.finfo(torch.float16).eps == 2.0**-10
+
+
+@pytest.mark.verifies("fmt-fp16-or-bf16-card")
+def test_what_goes_wrong_in_float16_and_bfloat16():
+    assert cast(70000.0, torch.float16) == float("inf")
+    assert cast(70000.0, torch.bfloat16) == pytest.approx(70000.0, rel=1e-2)
+    assert cast(1e-8, torch.float16) == 0.0
+    assert (torch.tensor(1.0, dtype=torch.bfloat16) + 0.001).item() == 1.0
+    assert torch.finfo(torch.float16).eps / torch.finfo(torch.bfloat16).eps == 2.0**-3  # 3 more bits
+
+    def pure_fp16_adam_step(grad):
+        param = torch.nn.Parameter(torch.ones(1, dtype=torch.float16))
+        optimizer = torch.optim.Adam([param], lr=1e-3)
+        param.grad = torch.full((1,), grad, dtype=torch.float16)
+        optimizer.step()
+        return param.item(), optimizer.state[param]["exp_avg_sq"].item()
+
+    # (1 - beta2) * g^2 underflows below g ~ 5.5e-3, eps is 0: the step divides by zero
+    assert math.sqrt(2.0**-25 / 1e-3) == pytest.approx(5.5e-3, rel=0.01)
+    for grad in (5e-3, 1e-3, 1e-4):
+        weight, v = pure_fp16_adam_step(grad)
+        assert v == 0.0 and weight == float("-inf")
+    weight, v = pure_fp16_adam_step(1e-2)
+    assert v > 0 and math.isfinite(weight)

@@ -2,12 +2,18 @@
 
 Each verified single or multi question's test settles every choice (`# choice N` beside the
 assertion, N its index in the file) and then checks that the file's key is exactly the set of
-choices found true. Numeric questions compute the keyed value themselves.
+choices found true. Numeric questions compute the keyed value themselves. accum-ddp-no-sync
+starts a one-rank gloo group and counts DDP's all-reduces with a communication hook; that FSDP's
+no_sync keeps unsharded gradients rests on the FSDP docs. Accelerate's skipping of non-sync steps
+(accum-scheduler-steps) rests on its source and docs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import math
+import tempfile
 
 import pytest
 import torch
@@ -333,3 +339,148 @@ def test_grad_scaler_with_accumulation():
     scaler.scale(F.mse_loss(model(x[:4]), y[:4]) / k).backward()
     with pytest.raises(AssertionError, match="No inf checks"):
         scaler.update()
+
+
+# --- the cards ---
+
+
+@pytest.mark.verifies("accum-why")
+def test_backward_adds_into_grad_and_weighting_matches_the_big_batch():
+    model = _mlp()
+    x, y = _data(32)
+    full = _full_batch_grads(model, x, y)
+    # backward() adds into .grad: K undivided micro-batch losses give K times the mean gradient
+    assert torch.allclose(_accumulated_grads(model, x, y, 4, divide=False), 4 * full, rtol=1e-5, atol=1e-7)
+    assert _rel_err(_accumulated_grads(model, x, y, 4), full) < 1e-5  # / K for equal sizes
+    # unequal sizes: weight each micro-batch by n_i / N
+    model.zero_grad(set_to_none=True)
+    for xb, yb in zip(x.split([10, 10, 10, 2]), y.split([10, 10, 10, 2])):
+        (F.mse_loss(model(xb), yb) * len(xb) / 32).backward()
+    assert _rel_err(_grads(model), full) < 1e-5
+    # BatchNorm in train mode breaks the equivalence
+    bn = _mlp(nn.BatchNorm1d)
+    assert _rel_err(_accumulated_grads(bn, x, y, 4), _full_batch_grads(bn, x, y)) > 1e-2
+    # effective batch = micro-batch x accumulation steps x data-parallel ranks
+    assert 8 * 4 * 2 == 64
+
+
+@pytest.mark.verifies("accum-scheduler-steps")
+def test_scheduler_counts_optimizer_steps():
+    samples, micro, k, epochs = 50_000, 25, 8, 3
+    micro_batches = samples // micro
+    assert (micro_batches, micro_batches // k, epochs * micro_batches // k) == (2000, 250, 750)
+    total, warmup, floor = 750, 75, 0.1
+
+    def factor(step):
+        if step < warmup:
+            return step / warmup
+        p = min(1.0, (step - warmup) / (total - warmup))
+        return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * p))
+
+    def lrs_per_update(scheduler_steps_per_update):
+        param = nn.Parameter(torch.zeros(1))
+        opt = torch.optim.SGD([param], lr=1.0)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+        seen = []
+        for _ in range(total):
+            seen.append(opt.param_groups[0]["lr"])  # the lr this update runs at
+            opt.step()
+            for _ in range(scheduler_steps_per_update):
+                sched.step()
+        return seen
+
+    right, wrong = lrs_per_update(1), lrs_per_update(k)
+    assert right[warmup] == pytest.approx(1.0) and right[-1] == pytest.approx(floor, rel=1e-3)
+    # stepped per micro-batch: warmup over after 75 / 8 updates, floor reached after 750 / 8 ~ 94
+    assert max(range(total), key=wrong.__getitem__) == math.ceil(warmup / k)
+    assert wrong[math.ceil(total / k)] == pytest.approx(floor) and wrong[math.ceil(total / k) - 2] > floor
+    assert all(lr == pytest.approx(floor) for lr in wrong[94:])
+    assert right[94] > 0.9
+    # an epoch that does not divide evenly: the short last group is a step too
+    assert math.ceil(2001 / k) == 251
+
+
+@pytest.mark.verifies("accum-batchnorm")
+def test_batchnorm_under_accumulation():
+    torch.manual_seed(0)
+    x = torch.randn(32, 3) * 2 + 1
+    # forward outputs differ: each micro-batch is normalised with its own statistics
+    full_bn, micro_bn = nn.BatchNorm1d(3), nn.BatchNorm1d(3)
+    full_out = full_bn(x)
+    micro_out = torch.cat([micro_bn(c) for c in x.chunk(8)])
+    assert not torch.allclose(full_out, micro_out, atol=1e-2)
+    # running statistics: 8 updates, each from 4 samples, momentum applied 8 times
+    assert full_bn.num_batches_tracked.item() == 1 and micro_bn.num_batches_tracked.item() == 8
+    assert not torch.allclose(full_bn.running_mean, micro_bn.running_mean)
+    # gradients differ (BN's backward couples the samples of a micro-batch only)
+    bn_model = _mlp(nn.BatchNorm1d)
+    xs, ys = _data(32)
+    assert _rel_err(_accumulated_grads(bn_model, xs, ys, 8), _full_batch_grads(bn_model, xs, ys)) > 1e-2
+    # micro-batch of one: BatchNorm1d refuses, BatchNorm2d uses one image's spatial statistics
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        nn.BatchNorm1d(3)(torch.randn(1, 3))
+    image = torch.randn(1, 3, 4, 4)
+    out = nn.BatchNorm2d(3)(image)
+    assert torch.allclose(out.mean(dim=(0, 2, 3)), torch.zeros(3), atol=1e-6)
+    # GroupNorm/LayerNorm do not use the batch: accumulation is exact again
+    ln_model = _mlp(nn.LayerNorm)
+    assert _rel_err(_accumulated_grads(ln_model, xs, ys, 8), _full_batch_grads(ln_model, xs, ys)) < 1e-5
+    # eval mode (frozen statistics) is exact too
+    frozen = _mlp(nn.BatchNorm1d)
+    frozen[1].eval()
+    assert _rel_err(_accumulated_grads(frozen, xs, ys, 8), _full_batch_grads(frozen, xs, ys)) < 1e-5
+
+
+@pytest.mark.verifies("accum-ddp-no-sync")
+def test_ddp_all_reduces_every_backward_unless_no_sync():
+    import torch.distributed as dist
+
+    if not dist.is_gloo_available() or dist.is_initialized():
+        pytest.skip("needs gloo and no process group of its own")
+    x, y = _data(32)
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.init_process_group("gloo", init_method=f"file://{tmp}/store", rank=0, world_size=1)
+        try:
+            model = _mlp()
+            ddp = nn.parallel.DistributedDataParallel(model)
+            calls = []
+
+            def count(state, bucket):
+                calls.append(bucket.index())
+                fut = torch.futures.Future()
+                fut.set_result(bucket.buffer())
+                return fut
+
+            ddp.register_comm_hook(None, count)
+
+            def group(mode):
+                calls.clear()
+                ddp.zero_grad(set_to_none=True)
+                for i, (xb, yb) in enumerate(zip(x.chunk(8), y.chunk(8))):
+                    last = i == 7
+                    ctx = contextlib.nullcontext() if last else ddp.no_sync()
+                    if mode == "default":
+                        (F.mse_loss(ddp(xb), yb) / 8).backward()
+                    elif mode == "no_sync":
+                        with ctx:
+                            (F.mse_loss(ddp(xb), yb) / 8).backward()
+                    else:  # forward outside the context, backward inside
+                        out = ddp(xb)
+                        with ctx:
+                            (F.mse_loss(out, yb) / 8).backward()
+                return len(calls), _grads(model).clone()
+
+            default_calls, default_grads = group("default")
+            no_sync_calls, no_sync_grads = group("no_sync")
+            outside_calls, _ = group("forward_outside")
+        finally:
+            dist.destroy_process_group()
+    assert default_calls == 8  # one all-reduce per micro-batch (one bucket here)
+    assert no_sync_calls == 1  # only the last backward syncs
+    assert outside_calls == 8  # a forward outside no_sync() still syncs
+    assert torch.allclose(no_sync_grads, default_grads, rtol=1e-6, atol=1e-8)
+    assert _rel_err(no_sync_grads, _full_batch_grads(_mlp(), x, y)) < 1e-5
+    # FSDP's switches for the same thing
+    from torch.distributed.fsdp import FSDPModule, FullyShardedDataParallel
+
+    assert callable(FullyShardedDataParallel.no_sync) and callable(FSDPModule.set_requires_gradient_sync)

@@ -2,7 +2,9 @@
 
 Each single or multi question's test settles every choice with torch (`# choice N` beside the
 assertion, N its index in the file) and then checks that the file's key is exactly the set of
-choices found true.
+choices found true. The cards' tests check the loss's algebra and its optimum with torch; their
+findings about calibration, distillation and transfer rest on the papers they cite (Szegedy et al.
+2016; Müller, Kornblith and Hinton 2019; Kornblith et al. 2021).
 """
 
 import math
@@ -199,3 +201,74 @@ def test_hand_written_smoothed_ce_matches_torch():
     smooth = -(logp * w).sum(-1).sum() / w[t].sum()
     expected = (1 - eps) * nll + eps / k * smooth
     assert F.cross_entropy(logits, t, weight=w, label_smoothing=eps).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+# --- the cards ---
+
+
+def _smoothed_optimum(label: int, num_classes: int, eps: float):
+    """Logits at the minimum of the smoothed loss (it is convex in the logits): log q, where the
+    gradient softmax(z) - q vanishes. Returns the logits, the gradient there and the loss."""
+    q = _smoothed_target(label, num_classes, eps)
+    z = q.log().clone().requires_grad_(True)
+    loss = F.cross_entropy(z[None], torch.tensor([label]), label_smoothing=eps)
+    (grad,) = torch.autograd.grad(loss, z)
+    return z.detach(), grad, loss.item()
+
+
+@pytest.mark.verifies("ls-what-and-why")
+def test_smoothed_target_mixture_and_finite_optimum():
+    torch.manual_seed(0)
+    k, eps = 10, 0.1
+    logits, target = torch.randn(6, k), torch.randint(0, k, (6,))
+    smoothed = F.cross_entropy(logits, target, label_smoothing=eps)
+    soft = F.cross_entropy(logits, (1 - eps) * F.one_hot(target, k) + eps / k)
+    mixture = (1 - eps) * F.cross_entropy(logits, target) + eps * (-logits.log_softmax(-1).mean(-1)).mean()
+    assert smoothed.item() == pytest.approx(soft.item(), rel=1e-6)
+    assert smoothed.item() == pytest.approx(mixture.item(), rel=1e-6)
+    # not "cross-entropy plus eps times the uniform term": the first term is down-weighted
+    added = F.cross_entropy(logits, target) + eps * (-logits.log_softmax(-1).mean(-1)).mean()
+    assert added.item() != pytest.approx(smoothed.item(), rel=1e-3)
+    # finite optimum: the logit gap ln(1 + K(1 - eps)/eps)
+    z, grad, _ = _smoothed_optimum(0, k, eps)
+    assert grad.abs().max() < 1e-7
+    assert (z[0] - z[1:]).tolist() == pytest.approx([math.log(1 + k * (1 - eps) / eps)] * (k - 1))
+    # one-hot targets: the loss keeps falling as the gap grows, without end
+    losses = [F.cross_entropy(torch.tensor([[gap, 0.0]], dtype=torch.float64), torch.tensor([0])).item()
+              for gap in (5.0, 10.0, 20.0, 30.0)]
+    assert all(b < a for a, b in zip(losses, losses[1:]))
+
+
+@pytest.mark.verifies("ls-calibration")
+def test_smoothed_optimum_caps_the_confidence():
+    z, grad, _ = _smoothed_optimum(3, 10, 0.1)
+    p = z.softmax(-1)
+    assert grad.abs().max() < 1e-7
+    assert p[3].item() == pytest.approx(0.91) == 1 - 0.1 + 0.1 / 10
+    # a larger eps makes the cap lower
+    z, _, _ = _smoothed_optimum(3, 10, 0.3)
+    assert z.softmax(-1)[3].item() == pytest.approx(0.73)
+
+
+@pytest.mark.verifies("ls-when-not")
+def test_few_classes_and_the_loss_floor():
+    # K = 2, eps = 0.2: the true class's target is 0.9
+    assert _smoothed_target(1, 2, 0.2)[1].item() == pytest.approx(0.9)
+    # the smoothed loss cannot go below H(q) > 0, where plain cross-entropy goes to 0
+    for k, eps in ((2, 0.2), (10, 0.1), (1000, 0.1)):
+        _, grad, floor = _smoothed_optimum(0, k, eps)
+        assert grad.abs().max() < 1e-7
+        assert floor == pytest.approx(_entropy(_smoothed_target(0, k, eps)), rel=1e-9) and floor > 0.3
+    assert F.cross_entropy(torch.tensor([[40.0, 0.0]], dtype=torch.float64), torch.tensor([0])).item() < 1e-15
+
+
+@pytest.mark.verifies("ls-implement-by-hand")
+def test_log_of_softmax_underflows_where_log_softmax_does_not():
+    logits = torch.tensor([0.0, 200.0])
+    assert torch.log(torch.softmax(logits, -1))[0].item() == float("-inf")
+    assert torch.log_softmax(logits, -1)[0].item() == pytest.approx(-200.0)
+    # eps / (K - 1) on the other classes is a different loss
+    logits, target = torch.randn(5, 4), torch.tensor([0, 1, 2, 3, 0])
+    other = F.one_hot(target, 4) * (1 - 0.1) + (1 - F.one_hot(target, 4)) * 0.1 / 3
+    assert F.cross_entropy(logits, other).item() != pytest.approx(
+        F.cross_entropy(logits, target, label_smoothing=0.1).item(), rel=1e-4)

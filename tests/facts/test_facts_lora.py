@@ -4,6 +4,9 @@ Each single or multi question's test settles every choice (`# choice N` beside t
 its index in the file) and then checks that the file's key is exactly the set found true.
 Rests on PEFT's design rather than on torch alone: lora-merge's claim about serving several
 adapters from one merged copy (the test shows a merged weight reproduces only its own adapter).
+The cards' tests check counts, scalings, the NF4 levels (bitsandbytes' table, rebuilt from normal
+quantiles as the QLoRA paper describes) and FLOPs with torch; their quality findings (Hu et al.
+2021, Dettmers et al. 2023, Kalajdzievski 2023, Biderman et al. 2024) rest on the papers.
 """
 
 import math
@@ -240,3 +243,113 @@ def test_substring_matching_bugs_and_exact_fix():
     _exact_add_lora(fixed)
     assert _wrapped(fixed) == ["attn.q_proj", "attn.v_proj"]
     assert right_choices(TOPIC, "lora-add-lora-substring-bug") == {1, 2, 4, 5}
+
+
+# --- the cards ---
+
+
+@pytest.mark.verifies("lora-what-is")
+def test_lora_layer_count_start_and_merge():
+    torch.manual_seed(0)
+    base = nn.Linear(64, 48)
+    layer = RefLoRALinear(base, rank=4, alpha=8)
+    x = torch.randn(5, 64)
+    assert torch.equal(layer(x), base(x))  # B = 0: exactly the base model at step 0
+    trainable = {n for n, p in layer.named_parameters() if p.requires_grad}
+    assert trainable == {"lora_A", "lora_B"}
+    assert lora_params(layer) == 4 * (64 + 48)
+    with torch.no_grad():
+        layer.lora_B.normal_(std=0.1)
+        expected = x @ base.weight.T + base.bias + (8 / 4) * (x @ layer.lora_A.T) @ layer.lora_B.T
+        assert torch.allclose(layer(x), expected, atol=1e-6)
+        merged = nn.functional.linear(x, layer.merged_weight(), base.bias)  # no extra latency once merged
+        assert torch.allclose(merged, layer(x), atol=1e-5)
+    # 4096 x 4096 at r = 8
+    big = RefLoRALinear(nn.Linear(4096, 4096, device="meta"), rank=8, alpha=16)
+    assert lora_params(big) == 65_536 and big.base.weight.numel() == 16_777_216
+    assert big.base.weight.numel() // lora_params(big) == 256
+
+
+@pytest.mark.verifies("lora-scaling-rslora")
+def test_alpha_scaling_numbers_and_adam():
+    alpha = 16
+    standard = {r: alpha / r for r in (8, 64)}
+    rs = {r: alpha / math.sqrt(r) for r in (8, 64)}
+    assert standard == {8: 2.0, 64: 0.25}
+    assert rs[8] == pytest.approx(5.66, abs=0.005) and rs[64] == pytest.approx(2.0)
+    assert standard[8] / standard[64] == 8 and rs[8] / rs[64] == pytest.approx(2.83, abs=0.005)
+
+    # with Adam, from B = 0, doubling the scaling changes the output exactly as doubling the lr does
+    def output_after_one_step(scaling, lr):
+        torch.manual_seed(0)
+        layer = RefLoRALinear(nn.Linear(32, 16), rank=4, alpha=4)
+        layer.scaling = scaling
+        opt = torch.optim.Adam([layer.lora_A, layer.lora_B], lr=lr)
+        x, target = torch.randn(8, 32), torch.randn(8, 16)
+        nn.functional.mse_loss(layer(x), target).backward()
+        opt.step()
+        with torch.no_grad():
+            return layer(x) - layer.base(x)
+
+    assert torch.allclose(output_after_one_step(2.0, 1e-3), output_after_one_step(1.0, 2e-3), atol=1e-7)
+
+
+@pytest.mark.verifies("lora-targets")
+def test_adapter_sizes_on_a_7b_llama():
+    def count(shapes, rank, layers=32):
+        return layers * sum(lora_params(RefLoRALinear(nn.Linear(i, o, device="meta"), rank=rank, alpha=rank))
+                            for i, o in shapes)
+
+    q_v = count([(4096, 4096)] * 2, rank=8)
+    all_linear = count([(4096, 4096)] * 4 + [(4096, 11008)] * 2 + [(11008, 4096)], rank=16)
+    assert q_v == 4_194_304  # about 4.2 M
+    assert all_linear == pytest.approx(40e6, rel=0.01)  # about 40 M
+    assert all_linear / 6_738_415_616 < 0.01  # tiny next to the frozen base
+
+
+@pytest.mark.verifies("lora-qlora")
+def test_nf4_levels_and_double_quantization():
+    # NF4 as bitsandbytes ships it: 16 levels normalised to [-1, 1], an exact zero, 8 positive and 7 negative
+    nf4 = torch.tensor([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+                        -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+                        0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
+                        0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0], dtype=torch.float64)
+    # rebuilt from normal quantiles (QLoRA's construction; offset 1 - (1/32 + 1/30) / 2)
+    normal = torch.distributions.Normal(torch.tensor(0.0, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64))
+    offset = 1 - 0.5 * (1 / 32 + 1 / 30)
+    positive = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
+    negative = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    levels = torch.cat([positive, negative, torch.zeros(1, dtype=torch.float64)]).sort().values
+    levels = levels / levels.max()
+    assert torch.allclose(levels, nf4, atol=1e-6)
+    assert ((nf4 > 0).sum(), (nf4 < 0).sum(), (nf4 == 0).sum()) == (8, 7, 1)
+    # double quantization: fp32 scale per 64 weights, or an 8-bit scale per 64 plus fp32 per 256 of those
+    single = 32 / 64
+    double = 8 / 64 + 32 / (64 * 256)
+    assert single == 0.5 and double == pytest.approx(0.127, abs=5e-4)
+    assert single - double == pytest.approx(0.373, abs=5e-4)
+    assert 65e9 * (single - double) / 8 / 1e9 == pytest.approx(3.0, abs=0.05)  # about 3 GB on 65 B
+
+
+@pytest.mark.verifies("lora-vs-full-finetuning")
+def test_lora_memory_and_compute_against_full_fine_tuning():
+    from torch.utils.flop_counter import FlopCounterMode
+
+    assert 7e9 * 16 / 1e9 == 112 and 7e9 * 2 / 1e9 == 14 and 7e9 * 0.5 / 1e9 == 3.5
+    assert 40e6 * 16 / 1e9 == pytest.approx(0.64)
+    torch.manual_seed(0)
+
+    def step_flops(lora):
+        layers = [nn.Linear(256, 256) for _ in range(8)]
+        if lora:
+            layers = [RefLoRALinear(layer, rank=8, alpha=16) for layer in layers]
+        model = nn.Sequential(*layers)
+        with FlopCounterMode(display=False) as counter:
+            model(torch.randn(32, 256)).sum().backward()
+        frozen_grads = [layer.base.weight.grad for layer in layers] if lora else []
+        return counter.get_total_flops(), frozen_grads
+
+    full, _ = step_flops(False)
+    lora, frozen_grads = step_flops(True)
+    assert all(g is None for g in frozen_grads)  # no gradients (and so no Adam state) for W
+    assert 0.6 < lora / full < 0.72  # a third saved: the weight-gradient matmuls, not the backward

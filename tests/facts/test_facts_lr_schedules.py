@@ -2,8 +2,11 @@
 
 Each single or multi question's test settles every choice (`# choice N` beside the assertion, N
 its index in the file) and then checks that the file's key is exactly the set found true.
-Rests on a source other than torch: sched-past-total's two transformers schedules, re-created
-here from the formulas in transformers' `optimization.py` (as REFERENCE-FACTS.md gives them).
+Rests on a source other than torch: the transformers schedules of sched-past-total,
+sched-min-lr-floor and sched-extend-run, re-created here from the formulas in transformers'
+`optimization.py` (as REFERENCE-FACTS.md gives them). The cards' findings from papers (Ma and
+Yarats 2021 on warmup length, Bergsma et al. 2025 on decaying to zero, Chinchilla's cycle length)
+are not re-run; their tests check the schedule arithmetic the cards quote.
 """
 
 import math
@@ -277,3 +280,130 @@ def test_resume_order_restores_the_schedule():
     optimizer.load_state_dict(opt_state)
     scheduler = LambdaLR(optimizer, _warmup(10))
     assert _lr(optimizer) == 0.0 and scheduler.last_epoch == 0
+
+
+# --- the cards: each claim that torch's schedulers and optimizers can show ---
+
+
+@pytest.mark.verifies("sched-why-warmup")
+def test_first_adam_step_is_about_lr_whatever_the_gradient():
+    lr = 1e-3
+    for grad in (1e-4, 1e-2, 1.0, 1e3):
+        param = torch.nn.Parameter(torch.tensor([1.0]))
+        optimizer = torch.optim.Adam([param], lr=lr)
+        param.grad = torch.tensor([grad])
+        optimizer.step()
+        assert 1.0 - param.item() == pytest.approx(lr, rel=1e-3)
+    # (for |g| near eps = 1e-8 the step does shrink: g / (|g| + eps))
+    # without bias correction the first step would be (1 - b1) / sqrt(1 - b2) = 3.16 times lr
+    beta1, beta2 = 0.9, 0.999
+    assert (1 - beta1) / math.sqrt(1 - beta2) == pytest.approx(3.16, abs=0.01)
+    # Ma and Yarats' rule: linear warmup over 2 / (1 - beta2) steps
+    assert 2 / (1 - beta2) == pytest.approx(2000)
+
+
+@pytest.mark.verifies("sched-linear-vs-cosine")
+def test_decay_shapes():
+    # step decay: / 10 at epochs 30, 60 and 80 of 90
+    _, optimizer = _sgd(lr=0.1)
+    scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[30, 60, 80], gamma=0.1)
+    per_epoch = []
+    for _ in range(90):
+        per_epoch.append(_lr(optimizer))
+        _advance(optimizer, scheduler, 1)
+    assert per_epoch[29] == pytest.approx(0.1) and per_epoch[30] == pytest.approx(0.01)
+    assert per_epoch[59] == pytest.approx(0.01) and per_epoch[60] == pytest.approx(0.001)
+    assert per_epoch[79] == pytest.approx(0.001) and per_epoch[80] == pytest.approx(1e-4)
+    # cosine vs linear decay at p = 0.25, 0.5, 0.75 (and both reach 0 at the end)
+    _, cos_opt = _sgd()
+    cos_sched = CosineAnnealingLR(cos_opt, T_max=100)
+    _, lin_opt = _sgd()
+    lin_sched = LinearLR(lin_opt, start_factor=1.0, end_factor=0.0, total_iters=100)
+    seen = {}
+    for step in range(101):
+        seen[step] = (_lr(cos_opt), _lr(lin_opt))
+        _advance(cos_opt, cos_sched, 1)
+        _advance(lin_opt, lin_sched, 1)
+    assert seen[25] == (pytest.approx(0.854, abs=5e-4), pytest.approx(0.75))
+    assert seen[50] == (pytest.approx(0.5), pytest.approx(0.5))
+    assert seen[75] == (pytest.approx(0.146, abs=5e-4), pytest.approx(0.25))
+    assert seen[100] == (pytest.approx(0.0, abs=1e-12), pytest.approx(0.0, abs=1e-12))
+    assert all(seen[s][0] >= seen[s][1] - 1e-12 for s in range(51))  # cosine stays higher in the first half
+    assert all(seen[s][0] <= seen[s][1] + 1e-12 for s in range(50, 101))  # and lower in the second
+    # inverse square root (Transformer): peak at step W, then s^-0.5, never zero
+    d_model, warmup = 512, 4000
+
+    def noam(step):
+        step = max(step, 1)
+        return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = LambdaLR(optimizer, noam)
+    lrs = [_lr(optimizer)]
+    for _ in range(40000):
+        _advance(optimizer, scheduler, 1)
+        lrs.append(_lr(optimizer))
+    assert max(range(len(lrs)), key=lrs.__getitem__) == warmup
+    assert lrs[4 * warmup] == pytest.approx(lrs[warmup] / 2)
+    assert min(lrs[1:]) > 0
+
+
+@pytest.mark.verifies("sched-min-lr-floor")
+def test_cosine_floor_interpolates_and_cosine_annealing_is_periodic():
+    r, t_max = 0.1, 10
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = CosineAnnealingLR(optimizer, T_max=t_max, eta_min=r)
+    lrs = [_lr(optimizer)]
+    for _ in range(20):
+        _advance(optimizer, scheduler, 1)
+        lrs.append(_lr(optimizer))
+    for step in range(t_max + 1):  # the interpolation, step by step, up to T_max
+        assert lrs[step] == pytest.approx(r + (1 - r) * 0.5 * (1 + math.cos(math.pi * step / t_max)))
+    assert lrs[10] == pytest.approx(0.1)  # the floor at T_max...
+    assert lrs[15] == pytest.approx(0.55)  # ...then it climbs back
+    assert lrs[20] == pytest.approx(1.0)
+    # clipping a plain cosine with max(r, cos) reaches the floor early (p ~ 0.8), then runs flat
+    assert math.acos(2 * r - 1) / math.pi == pytest.approx(0.795, abs=1e-3)
+    p = 0.9
+    clipped = max(r, 0.5 * (1 + math.cos(math.pi * p)))
+    assert clipped == r < r + (1 - r) * 0.5 * (1 + math.cos(math.pi * p))
+    # clamping the step inside a LambdaLR holds the floor after the end
+    _, optimizer = _sgd(lr=1.0)
+    held = LambdaLR(optimizer, lambda s: r + (1 - r) * 0.5 * (1 + math.cos(math.pi * min(s, t_max) / t_max)))
+    _advance(optimizer, held, 25)
+    assert _lr(optimizer) == pytest.approx(r)
+    # transformers' cosine rises past its end as well
+    _, optimizer = _sgd(lr=1.0)
+    hf = LambdaLR(optimizer, _hf_cosine(0, t_max))
+    _advance(optimizer, hf, 15)
+    assert _lr(optimizer) == pytest.approx(0.5)
+
+
+@pytest.mark.verifies("sched-extend-run")
+def test_what_finished_schedulers_do_when_stepped_on():
+    total = 100
+    # CosineAnnealingLR: near 0 at the end, back at the peak after another T_max steps
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = CosineAnnealingLR(optimizer, T_max=total)
+    _advance(optimizer, scheduler, total)
+    assert _lr(optimizer) == pytest.approx(0.0, abs=1e-12)
+    _advance(optimizer, scheduler, total // 2)
+    assert _lr(optimizer) == pytest.approx(0.5)
+    _advance(optimizer, scheduler, total // 2)
+    assert _lr(optimizer) == pytest.approx(1.0)
+    # OneCycleLR: a run of `total` steps called step() `total` times; the next one raises
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = OneCycleLR(optimizer, max_lr=1.0, total_steps=total)
+    _advance(optimizer, scheduler, total)
+    optimizer.step()
+    with pytest.raises(ValueError, match="Tried to step"):
+        scheduler.step()
+    # transformers' linear schedule stays at 0; torch's LinearLR holds its end_factor
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = LambdaLR(optimizer, _hf_linear(10, total))
+    _advance(optimizer, scheduler, total + 50)
+    assert _lr(optimizer) == 0.0
+    _, optimizer = _sgd(lr=1.0)
+    scheduler = LinearLR(optimizer, start_factor=1.0, end_factor=0.05, total_iters=total)
+    _advance(optimizer, scheduler, total + 50)
+    assert _lr(optimizer) == pytest.approx(0.05)

@@ -3,7 +3,10 @@
 Each single or multi question's test settles every choice (`# choice N` beside the assertion, N
 its index in the file) and then checks that the file's key is exactly the set found true.
 amp-cuda-fp32-ops is settled on CUDA only (skipped without a GPU); its op lists are those of the
-PyTorch docs' "Automatic Mixed Precision package" page.
+PyTorch docs' "Automatic Mixed Precision package" page. The cards' tests run on CPU autocast and
+GradScaler("cpu"); what only a GPU shows (the CUDA float32 op list, tensor-core throughput from
+NVIDIA's A100 datasheet, that is_bf16_supported() counts emulated bfloat16, read from its
+signature) rests on the docs and the source.
 """
 
 import warnings
@@ -209,3 +212,177 @@ def test_second_unscale_raises():
         scaler.step(opt)
     scaler.update()
     assert right_choices(TOPIC, "amp-double-unscale") == {0}
+
+
+# --- the cards ---
+
+
+def _cast(value: float, dtype: torch.dtype) -> float:
+    return torch.tensor(value, dtype=torch.float64).to(dtype).item()
+
+
+@pytest.mark.verifies("amp-master-weights-card")
+def test_relative_size_of_an_update_that_rounds_away():
+    """Below 2^-12 (float16) or 2^-9 (bfloat16) of the weight an update always vanishes; above twice
+    that it always lands; in between it depends on where the weight sits in its binade."""
+    gen = torch.Generator().manual_seed(0)
+    magnitudes = 10 ** (torch.rand(5000, generator=gen, dtype=torch.float64) * 6 - 3)  # 1e-3 .. 1e3
+    for dtype, k in ((torch.float16, 12), (torch.bfloat16, 9)):
+        w = magnitudes.to(dtype).to(torch.float64)
+        for sign in (1.0, -1.0):
+            lost = (w + sign * 0.999 * 2.0**-k * w).to(dtype).to(torch.float64)
+            assert torch.equal(lost, w)
+            landed = (w + sign * 1.001 * 2.0 ** -(k - 1) * w).to(dtype).to(torch.float64)
+            assert (landed != w).all()
+        # in between: near the bottom of a binade the update is lost, near the top it lands
+        assert _cast(1.0 + 1.9 * 2.0**-k, dtype) == 1.0
+        top = 2.0 - torch.finfo(dtype).eps  # the largest value below 2
+        assert _cast(top + 1.1 * 2.0**-k * top, dtype) != top
+    assert 2.0**-12 == pytest.approx(2.4e-4, rel=0.02) and 2.0**-9 == pytest.approx(1.95e-3, rel=0.01)
+
+
+@pytest.mark.verifies("amp-autocast-card")
+def test_what_autocast_does_and_does_not_do_on_cpu():
+    torch.manual_seed(0)
+    lin = nn.Linear(16, 16)
+    x = torch.randn(8, 16, requires_grad=True)
+    a, b = torch.randn(8, 16), torch.randn(16, 16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert torch.is_autocast_enabled("cpu") and not torch.is_autocast_enabled()
+        assert torch.is_autocast_cache_enabled()  # casts of the weights are cached in the block
+        y = lin(x)
+        assert y.dtype == torch.bfloat16  # matmul-like ops run in low precision
+        assert (y + torch.randn(8, 16)).dtype == torch.float32  # plain type promotion
+        # CPU lists: softmax, layer_norm, exp keep bfloat16; losses return float32
+        assert torch.softmax(y, -1).dtype == F.layer_norm(y, (16,)).dtype == y.exp().dtype == torch.bfloat16
+        assert F.cross_entropy(y, torch.zeros(8, dtype=torch.long)).dtype == torch.float32
+        assert F.mse_loss(y, torch.zeros(8, 16)).dtype == torch.float32
+        # not touched: float64, in-place ops, and an explicit dtype= is respected
+        assert lin.double()(x.double()).dtype == torch.float64
+        lin.float()
+        out_of_place = a @ b
+        in_place = torch.zeros(8, 16).addmm_(a, b)
+        assert torch.softmax(y, -1, dtype=torch.float32).dtype == torch.float32
+    assert out_of_place.dtype == torch.bfloat16 and in_place.dtype == torch.float32
+    assert torch.equal(in_place, torch.zeros(8, 16).addmm_(a, b))  # computed in float32
+    assert not torch.equal(out_of_place.float(), a @ b)
+    assert torch.get_autocast_dtype("cpu") == torch.bfloat16 and torch.get_autocast_dtype("cuda") == torch.float16
+    # backward outside the block: activations' gradients in the forward's dtype, parameters' in float32
+    grads = []
+    y.register_hook(grads.append)
+    y.float().sum().backward()
+    assert grads[0].dtype == torch.bfloat16
+    assert lin.weight.dtype == lin.weight.grad.dtype == torch.float32
+    assert x.grad.dtype == torch.float32
+
+
+@pytest.mark.verifies("amp-loss-scaling-card")
+def test_loss_scaling_rescues_float16_gradients():
+    f16 = torch.finfo(torch.float16)
+    assert f16.tiny == 2.0**-14 == pytest.approx(6.1e-5, rel=0.01)  # below: subnormal
+    assert _cast(2.0**-14 * 0.75, torch.float16) == 0.75 * 2.0**-14  # subnormals still hold values...
+    assert _cast(3.1e-8, torch.float16) == 2.0**-24  # ...down to 2^-24 = 6e-8
+    assert _cast(2.9e-8, torch.float16) == 0.0  # below about 3e-8 (2^-25) they become 0
+    # a float16 backward: tiny gradients underflow to 0 unless the loss is scaled
+    torch.manual_seed(0)
+    lin = nn.Linear(8, 8)
+    x = torch.randn(4, 8)
+
+    def backward(scaler):
+        lin.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            y = lin(x)
+        flowing = []
+        y.register_hook(flowing.append)
+        loss = y.float().sum() * 1e-9
+        (scaler.scale(loss) if scaler else loss).backward()
+        return flowing[0], lin.weight.grad.clone()
+
+    flowing, grad = backward(None)
+    assert flowing.dtype == torch.float16 and flowing.abs().max() == 0 and grad.abs().max() == 0
+    scaler = torch.amp.GradScaler("cpu")
+    assert scaler.get_scale() == 65536.0
+    assert (scaler._backoff_factor, scaler._growth_factor, scaler._growth_interval) == (0.5, 2.0, 2000)
+    flowing, grad = backward(scaler)
+    assert flowing.abs().min() > 0
+    assert lin.weight.dtype == grad.dtype == torch.float32  # .grad is float32; the underflow was upstream
+    assert torch.allclose(grad / 65536.0, x.sum(0).expand(8, 8) * 1e-9, rtol=2e-3)
+    # an inf skips the step and halves the scale; the step returns None either way
+    param = nn.Parameter(torch.ones(1))
+    opt = torch.optim.SGD([param], lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=8.0, growth_interval=3)
+    results = []
+    for overflow in (True, False, False, False):
+        opt.zero_grad()
+        scaler.scale((param * (float("inf") if overflow else 1.0)).sum()).backward()
+        results.append((scaler.step(opt), param.item()))
+        scaler.update()
+        if overflow:
+            assert scaler.get_scale() == 4.0 and param.item() == 1.0  # skipped, scale halved
+    assert [r for r, _ in results] == [None] * 4
+    assert scaler.get_scale() == 8.0  # doubled after growth_interval clean steps
+    # bfloat16 keeps float32's exponent: the same tiny values are no problem
+    assert _cast(1e-30, torch.bfloat16) == pytest.approx(1e-30, rel=1e-2)
+
+
+@pytest.mark.verifies("amp-bf16-recipe-card")
+def test_bf16_recipe():
+    import inspect
+
+    # one code path: a disabled scaler is transparent
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    param = nn.Parameter(torch.ones(2))
+    opt = torch.optim.SGD([param], lr=0.5)
+    loss = (param * 3.0).sum()
+    assert scaler.scale(loss) is loss and scaler.get_scale() == 1.0
+    loss.backward()
+    scaler.unscale_(opt)
+    assert torch.equal(param.grad, torch.full((2,), 3.0))  # not divided by anything
+    assert scaler.step(opt) is None and torch.equal(param.detach(), torch.full((2,), -0.5))
+    scaler.update()
+    assert scaler.get_scale() == 1.0
+    # is_bf16_supported counts emulation by default
+    assert inspect.signature(torch.cuda.is_bf16_supported).parameters["including_emulation"].default is True
+    # 8 significant bits: weights themselves in bfloat16 lose small updates
+    assert (torch.tensor(1.0, dtype=torch.bfloat16) + 1e-3).item() == 1.0
+    assert torch.finfo(torch.bfloat16).eps == 2.0**-7 and torch.finfo(torch.float16).eps == 2.0**-10
+    # range: float32's, so no overflow at 65504 (which float16 turns into inf)
+    assert _cast(70000.0, torch.bfloat16) == pytest.approx(70000.0, rel=1e-2)
+    assert _cast(70000.0, torch.float16) == float("inf")
+
+
+@pytest.mark.verifies("amp-memory-speed-card")
+def test_autocast_halves_saved_activations_not_parameter_memory():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))
+    x = torch.randn(512, 64)
+    param_ptrs = {p.data_ptr() for p in model.parameters()}
+
+    def saved(autocast):
+        found = []
+
+        def pack(t):
+            found.append(t)
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                out = model(x)
+        return found, out
+
+    plain, _ = saved(False)
+    mixed, out = saved(True)
+    act = lambda ts: sum(t.numel() * t.element_size() for t in ts if t.shape[0] == 512)
+    assert act(mixed) * 2 == act(plain)  # the saved activations: exactly half the bytes
+    weights_plain = [t for t in plain if t.shape[0] != 512]
+    weights_mixed = [t for t in mixed if t.shape[0] != 512]
+    assert all(t.data_ptr() in param_ptrs for t in weights_plain)  # float32: the parameter itself
+    assert all(t.dtype == torch.bfloat16 and t.data_ptr() not in param_ptrs for t in weights_mixed)  # extra copies
+    # parameters, gradients and Adam state stay float32: 16 bytes per parameter
+    opt = torch.optim.AdamW(model.parameters())
+    out.float().pow(2).mean().backward()
+    opt.step()
+    n = sum(p.numel() for p in model.parameters())
+    total = sum(p.numel() * p.element_size() + p.grad.numel() * p.grad.element_size() for p in model.parameters())
+    total += sum(t.numel() * t.element_size() for s in opt.state.values() for k, t in s.items() if k != "step")
+    assert total / n == 16

@@ -2,7 +2,10 @@
 
 Each single or multi question's test settles every choice (`# choice N` beside the assertion, N
 its index in the file) and then checks that the file's key is exactly the set found true.
-Numeric answers are computed here and compared with the file's key.
+Numeric answers are computed here and compared with the file's key. The cards' tests check the
+update rules, state buffers and byte counts with torch; the batch-size findings (Goyal et al. 2017,
+Hoffer et al. 2017, Shallue et al. 2018, McCandlish et al. 2018, Malladi et al. 2022) rest on the
+papers.
 """
 
 
@@ -175,3 +178,130 @@ def test_dim_rule_puts_biases_and_norms_in_the_no_decay_group():
     decayed.step()
     assert torch.all(gain < 1.0)
     assert right_choices(TOPIC, "opt-no-decay-params") == {1, 2, 3}
+
+
+# --- the cards ---
+
+
+def _state_shapes(optimizer_cls, shape=(4, 3), **kwargs):
+    param = torch.nn.Parameter(torch.randn(shape))
+    optimizer = optimizer_cls([param], **kwargs)
+    param.grad = torch.randn(shape)
+    optimizer.step()
+    return {k: tuple(v.shape) for k, v in optimizer.state[param].items() if k != "step"}
+
+
+@pytest.mark.verifies("opt-sgd-vs-adam")
+def test_sgd_momentum_form_state_buffers_and_per_coordinate_normalisation():
+    # torch's SGD momentum: buf = mu * buf + g; w -= lr * buf
+    param = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
+    optimizer = torch.optim.SGD([param], lr=0.1, momentum=0.9)
+    buf, w = 0.0, 0.0
+    for g in (1.0, 2.0, -1.0, 0.5):
+        param.grad = torch.tensor([g], dtype=torch.float64)
+        optimizer.step()
+        buf = 0.9 * buf + g
+        w -= 0.1 * buf
+        assert param.item() == pytest.approx(w, abs=1e-12)
+    # state: one buffer for SGD with momentum, two for Adam/AdamW, one for RMSprop,
+    # factored row and column statistics for Adafactor
+    assert _state_shapes(torch.optim.SGD, lr=0.1, momentum=0.9) == {"momentum_buffer": (4, 3)}
+    assert _state_shapes(torch.optim.Adam) == {"exp_avg": (4, 3), "exp_avg_sq": (4, 3)}
+    assert _state_shapes(torch.optim.AdamW) == {"exp_avg": (4, 3), "exp_avg_sq": (4, 3)}
+    assert _state_shapes(torch.optim.RMSprop) == {"square_avg": (4, 3)}
+    assert _state_shapes(torch.optim.Adafactor) == {"row_var": (4, 1), "col_var": (1, 3)}
+    # RMSprop is Adam with no momentum and no bias correction: v = a v + (1 - a) g^2, w -= lr g / (sqrt(v) + eps)
+    param = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
+    optimizer = torch.optim.RMSprop([param], lr=1e-3, alpha=0.99, eps=1e-8)
+    v, w = 0.0, 1.0
+    for g in (0.5, 1.0, 2.0):
+        param.grad = torch.tensor([g], dtype=torch.float64)
+        optimizer.step()
+        v = 0.99 * v + 0.01 * g * g
+        w -= 1e-3 * g / (v**0.5 + 1e-8)
+        assert param.item() == pytest.approx(w, abs=1e-12)
+    adam_no_momentum = 1.0 - _one_step(torch.optim.Adam, 1.0, 0.5, lr=1e-3, betas=(0.0, 0.99))
+    assert adam_no_momentum == pytest.approx(1e-3, rel=1e-4)  # bias correction: a step of lr...
+    assert 1.0 - _one_step(torch.optim.RMSprop, 1.0, 0.5, lr=1e-3, alpha=0.99) == pytest.approx(1e-2, rel=1e-4)  # ...not 10 lr
+    # Adam normalises each coordinate: gradients 1000x apart give the same first step; SGD's differ 1000x
+    for cls, kwargs, ratio in ((torch.optim.Adam, {"lr": 1e-3}, 1.0), (torch.optim.SGD, {"lr": 1e-3}, 1000.0)):
+        param = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+        optimizer = cls([param], **kwargs)
+        param.grad = torch.tensor([1.0, 1e-3], dtype=torch.float64)
+        optimizer.step()
+        assert (param[0] / param[1]).item() == pytest.approx(ratio, rel=1e-4)
+
+
+@pytest.mark.verifies("opt-adamw-vs-l2")
+def test_l2_equals_weight_decay_for_sgd_but_not_for_adam():
+    lr, wd, w, g = 0.1, 0.01, 2.0, 0.5
+    # plain SGD: the L2 term and decoupled decay give the same step
+    assert _one_step(torch.optim.SGD, w, g, lr=lr, weight_decay=wd) == pytest.approx(w * (1 - lr * wd) - lr * g)
+    # Adam with L2: a weight with a large gradient barely feels the decay...
+    lr, wd = 0.01, 1e-4
+    with_l2 = _one_step(torch.optim.Adam, w, 100.0, lr=lr, weight_decay=wd)
+    without = _one_step(torch.optim.Adam, w, 100.0, lr=lr)
+    assert abs(with_l2 - without) < 1e-9
+    # ...while AdamW shrinks it by lr * wd * w whatever its gradient
+    decayed = _one_step(torch.optim.AdamW, w, 100.0, lr=lr, weight_decay=wd)
+    plain = _one_step(torch.optim.AdamW, w, 100.0, lr=lr, weight_decay=0.0)
+    assert plain - decayed == pytest.approx(lr * wd * w, rel=1e-6)
+    # a weight with zero loss gradient gets a full lr step from Adam's L2 term: 0.01, not 2e-6
+    assert w - _one_step(torch.optim.Adam, w, 0.0, lr=lr, weight_decay=wd) == pytest.approx(0.01, rel=1e-3)
+    assert w - _one_step(torch.optim.AdamW, w, 0.0, lr=lr, weight_decay=wd) == pytest.approx(2e-6, rel=1e-6)
+
+
+@pytest.mark.verifies("opt-training-memory-7b")
+def test_sixteen_bytes_per_parameter():
+    assert 7e9 * (2 + 2 + 4 + 4 + 4) == 112e9
+    assert 112e9 / 2**30 == pytest.approx(104.3, abs=0.05)  # GiB
+    assert 7e9 * 2 / 1e9 == 14  # a bf16 frozen base for LoRA
+    # fp32 AdamW with autocast: weights, grads, m and v are all float32, 4 + 4 + 4 + 4
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    optimizer = torch.optim.AdamW(model.parameters())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(torch.randn(8, 32))
+    out.float().pow(2).mean().backward()
+    optimizer.step()
+    params = list(model.parameters())
+    n = sum(p.numel() for p in params)
+    per_param = sum(p.numel() * p.element_size() + p.grad.numel() * p.grad.element_size() for p in params)
+    per_param += sum(t.numel() * t.element_size() for s in optimizer.state.values() for k, t in s.items() if k != "step")
+    assert per_param / n == 16
+    assert all(p.dtype == p.grad.dtype == torch.float32 for p in params)
+
+
+@pytest.mark.verifies("opt-lr-batch-scaling")
+def test_gradient_noise_and_the_linear_scaling_rule():
+    dt = torch.float64
+    gen = torch.Generator().manual_seed(0)
+    n, d = 4096, 8
+    x = torch.randn(n, d, generator=gen, dtype=dt)
+    y = x @ torch.randn(d, generator=gen, dtype=dt) + torch.randn(n, generator=gen, dtype=dt)
+    w0 = torch.zeros(d, dtype=dt)
+    per_example = (x @ w0 - y)[:, None] * x  # gradients of 0.5 * (x w - y)^2, one row per example
+
+    def minibatch_variance(batch):
+        idx = torch.randint(0, n, (3000, batch), generator=gen)
+        return per_example[idx].mean(1).var(0).sum().item()
+
+    v8, v64 = minibatch_variance(8), minibatch_variance(64)
+    assert v8 / v64 == pytest.approx(8.0, rel=0.15)  # the noise variance falls as 1 / B
+
+    # linear rule: one step on k*B with lr*k ~ k steps on B with lr, while the gradient barely changes
+    def sgd(w, batches, lr):
+        w = w.clone()
+        for xb, yb in batches:
+            w -= lr * ((xb @ w - yb)[:, None] * xb).mean(0)
+        return w
+
+    k, b = 8, 32
+    small = [(x[i * b:(i + 1) * b], y[i * b:(i + 1) * b]) for i in range(k)]
+    big = [(x[:k * b], y[:k * b])]
+    for lr, close in ((1e-3, True), (0.2, False)):
+        many, one = sgd(w0, small, lr), sgd(w0, big, lr * k)
+        rel = ((many - one).norm() / (many - w0).norm()).item()
+        assert (rel < 0.05) == close  # breaks down once the steps change the gradient a lot
+    # square-root rule: lr^2 * Sigma / B is unchanged when lr grows by sqrt(k) and B by k
+    assert (8**0.5) ** 2 / 8 == pytest.approx(1.0)

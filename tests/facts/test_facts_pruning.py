@@ -2,9 +2,14 @@
 
 Each verified single or multi question's test settles every choice (`# choice N` beside the
 assertion, N its index in the file) and then checks that the file's key is exactly the set found
-true. Numeric answers are computed here and compared with the file's key.
+true. Numeric answers are computed here and compared with the file's key. The cards' GPU claims
+(Sparse Tensor Core throughput, dense kernels multiplying zeros) rest on NVIDIA's documentation
+and the 2:4 papers; on CPU the tests check the dense reparametrisation, the 2:4 mask and what
+torch.sparse's semi-structured classes accept.
 """
 
+
+import warnings
 
 import pytest
 import torch
@@ -153,3 +158,79 @@ def test_two_four_pruning_of_the_example_row():
     assert torch.equal(unstructured, torch.tensor([0.9, 0.0, 0.4, -0.7, 0.0, 0.0, 0.0, 0.6]))
     assert (unstructured.reshape(-1, 4) != 0).sum(1).tolist() == [3, 1]
     assert right_choices(TOPIC, "prune-2-4-mask") == {1}
+
+
+# --- the cards ---
+
+
+@pytest.mark.verifies("prune-unstructured-no-speedup")
+def test_pruned_tensors_stay_dense_and_reparametrised():
+    torch.manual_seed(0)
+    m = nn.Linear(100, 50)
+    dense_bytes = m.weight.numel() * m.weight.element_size()
+    prune.l1_unstructured(m, "weight", amount=0.9)
+    assert _zeros(m.weight) == 4500  # 90% zeros...
+    # ...held as three dense tensors: weight_orig (parameter), weight_mask (buffer), weight (computed)
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]
+    assert [n for n, _ in m.named_buffers()] == ["weight_mask"]
+    for t in (m.weight_orig, m.weight_mask, m.weight):
+        assert t.layout == torch.strided and t.shape == (50, 100)
+        assert t.numel() * t.element_size() == dense_bytes
+    assert len(m._forward_pre_hooks) == 1  # recomputes weight = orig * mask before every forward
+    with torch.no_grad():
+        m.weight_orig.add_(1.0)
+        m(torch.randn(2, 100))
+    assert torch.equal(m.weight, m.weight_orig * m.weight_mask)
+    # prune.remove bakes the zeros in: one dense Parameter again, same size
+    prune.remove(m, "weight")
+    assert isinstance(m.weight, nn.Parameter) and m.weight.layout == torch.strided
+    assert m.weight.numel() * m.weight.element_size() == dense_bytes and _zeros(m.weight) == 4500
+    assert not hasattr(m, "weight_mask") and len(m._forward_pre_hooks) == 0
+    # stored sparsely, the zeros do shrink the file: CSR keeps the 10% non-zeros, but its int64
+    # indices cost twice the values (the index overhead that also slows sparse kernels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "Sparse CSR tensor support is in beta state"
+        csr = m.weight.detach().to_sparse_csr()
+    values = csr.values().numel() * csr.values().element_size()
+    csr_bytes = values + sum(t.numel() * t.element_size() for t in (csr.col_indices(), csr.crow_indices()))
+    assert values == 0.1 * dense_bytes and csr_bytes < 0.35 * dense_bytes
+
+
+@pytest.mark.verifies("prune-2-4-sparsity")
+def test_two_four_pattern_mask_and_torch_api():
+    from torch.sparse import (
+        SparseSemiStructuredTensor,
+        SparseSemiStructuredTensorCUSPARSELT,
+        SparseSemiStructuredTensorCUTLASS,
+        to_sparse_semi_structured,
+    )
+
+    torch.manual_seed(0)
+    w = torch.randn(64, 128)
+    groups = w.abs().reshape(64, 32, 4)  # groups of 4 along the reduction (input) dimension
+    keep = torch.zeros_like(groups, dtype=torch.bool).scatter_(-1, groups.topk(2, dim=-1).indices, True)
+    mask = keep.reshape(64, 128).float()
+    assert mask.mean().item() == 0.5 and (mask.reshape(64, 32, 4).sum(-1) == 2).all()
+    # the kept two are the two largest magnitudes of their group
+    kept_min = torch.where(keep, groups, torch.inf).amin(-1)
+    dropped_max = torch.where(keep, -torch.inf, groups).amax(-1)
+    assert (kept_min >= dropped_max).all()
+    # a 50% unstructured mask (global magnitude) breaks the pattern in many groups
+    unstructured = (w.abs() >= w.abs().median()).float()
+    assert (unstructured.reshape(64, 32, 4).sum(-1) != 2).any()
+    # retraining with the mask fixed keeps the pattern
+    layer = nn.Linear(128, 64)
+    prune.custom_from_mask(layer, "weight", mask)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        layer(torch.randn(8, 128)).pow(2).mean().backward()
+        opt.step()
+    assert torch.equal(layer.weight == 0, mask == 0)
+    # the torch API: CUDA only, 2-D; dtypes by backend, cuSPARSELt the default
+    with pytest.raises(RuntimeError, match="Only CUDA tensors"):
+        to_sparse_semi_structured((w * mask).half())
+    assert SparseSemiStructuredTensor._FORCE_CUTLASS is False
+    common = {torch.float16, torch.bfloat16, torch.int8}
+    assert set(SparseSemiStructuredTensorCUSPARSELT._DTYPE_SHAPE_CONSTRAINTS) == common | {torch.float8_e4m3fn}
+    assert set(SparseSemiStructuredTensorCUTLASS._DTYPE_SHAPE_CONSTRAINTS) == common | {torch.float32}

@@ -1,7 +1,11 @@
 """Facts taught by questions/quantization.yaml, checked by running torch.
 
 Plain tensor arithmetic plus torch.fake_quantize_per_*_affine (not deprecated, unlike
-torch.quantize_per_tensor and torch.ao.quantization, which warn on this build).
+torch.quantize_per_tensor and torch.ao.quantization, which warn on this build; only the test of
+quant-dynamic-vs-static calls quantize_dynamic, to show that warning and the module swap).
+The cards on GPTQ, AWQ, SmoothQuant and LLM.int8() re-create each method's core step from its
+paper on small tensors (no lazy batching, no groups) and check the effect the card claims; the
+reported accuracies and model-scale findings rest on the papers.
 
 Each verified single question's test settles every choice (`# choice N` beside the assertion, N
 its index in the file) and then checks that the file's key is the one found true. Numeric
@@ -11,6 +15,8 @@ quantizer (it receives the weight tensor only); the test shows the quantized wei
 depend on any activation.
 """
 
+
+import warnings
 
 import pytest
 import torch
@@ -156,3 +162,152 @@ def test_single_outlier_leaves_three_levels():
     assert q[-1].item() == 127
     err = (fq(x, scale, 0, -127, 127) - x)[:-1].abs().max().item()
     assert err == pytest.approx(0.39, abs=0.01)
+
+
+# --- the cards ---
+
+
+def _q_sym(t, bits, dim=None):
+    """Symmetric round-to-nearest: one scale per tensor, or per slice along `dim`."""
+    qmax = 2 ** (bits - 1) - 1
+    amax = t.abs().amax() if dim is None else t.abs().amax(dim=dim, keepdim=True)
+    scale = amax / qmax
+    return torch.clamp(torch.round(t / scale), -qmax - 1, qmax) * scale
+
+
+@pytest.mark.verifies("quant-ptq-vs-qat")
+def test_fake_quant_rounds_in_forward_and_passes_gradients_straight_through():
+    scale, zp = 0.02, 0  # int8 [-128, 127]: the clipping range is [-2.56, 2.54]
+    x = torch.tensor([-2.62, -2.56, -1.013, 0.3, 2.54, 2.62, 5.0], requires_grad=True)
+    y = fq(x, scale, zp, -128, 127)
+    # quantize then dequantize: rounded to the grid and clipped to the range, still float
+    assert y.dtype == torch.float32
+    assert y.tolist() == pytest.approx([-2.56, -2.56, -1.02, 0.3, 2.54, 2.54, 2.54])
+    y.sum().backward()
+    # straight-through estimator: 1 inside the clipping range (its ends included), 0 outside
+    assert x.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+
+
+@pytest.mark.verifies("quant-calibration")
+def test_min_max_versus_clipping_trade_off():
+    torch.manual_seed(0)
+    data = torch.distributions.Laplace(0.0, 1.0).sample((20000,))
+
+    def quantize(t, clip):
+        scale = 2 * clip / 255
+        return fq(t, scale, 128, 0, 255)
+
+    mse = lambda clip: (quantize(data, clip) - data).pow(2).mean().item()
+    amax = data.abs().max().item()
+    # min-max never clips: every value lands within half a step
+    assert (quantize(data, amax) - data).abs().max() <= (2 * amax / 255) / 2 + 1e-6
+    # one outlier stretches the step for everything else
+    with_outlier = torch.cat([data, torch.tensor([100.0])])
+    step = lambda t: 2 * t.abs().max().item() / 255
+    assert step(with_outlier) > 8 * step(data)
+    bulk_err = lambda clip: (quantize(data, clip) - data).pow(2).mean().item()
+    assert bulk_err(100.0) > 50 * bulk_err(amax)
+    # a percentile range clips the rare tail on purpose
+    p9999 = torch.quantile(data.abs(), 0.9999).item()
+    assert p9999 < amax and (quantize(data, p9999) - data).abs().max() > 0.5
+    # clipping error against rounding error: narrowing the range shrinks the rounding error of the
+    # values inside it and grows the clipping error of the tail; the total is smallest in between
+    inside = data.abs() <= 3.0
+    rounding = lambda clip: (quantize(data, clip) - data)[inside].pow(2).mean().item()
+    clipping = lambda clip: (quantize(data, clip) - data)[~inside].pow(2).sum().item()
+    assert rounding(3.0) < rounding(6.0) < rounding(amax)
+    assert clipping(3.0) > clipping(6.0) > clipping(amax)
+    clips = torch.linspace(1.0, amax, 200).tolist()
+    best = min(clips, key=mse)
+    assert 1.0 < best < amax and mse(best) < mse(amax) and mse(best) < mse(1.0)
+    # the fewer the bits, the further inside the max the best clip sits
+    mse4 = lambda clip: (fq(data, 2 * clip / 15, 8, 0, 15) - data).pow(2).mean().item()
+    best4 = min(clips, key=mse4)
+    assert best4 < 0.6 * amax and mse4(best4) < 0.5 * mse4(amax)
+
+
+@pytest.mark.verifies("quant-dynamic-vs-static")
+def test_quantize_dynamic_swaps_linear_and_adapts_to_each_batch():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qmodel = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    assert any(issubclass(w.category, DeprecationWarning) and "torchao" in str(w.message) for w in caught)
+    assert type(qmodel[0]).__name__ == "Linear" and type(qmodel[0]).__module__.endswith("dynamic.modules.linear")
+    assert qmodel[0].weight().dtype == torch.qint8  # weights quantized ahead of time
+    # float in, float out; the activation range is measured per batch, so any input scale works
+    for gain in (0.01, 1.0, 100.0):
+        x = torch.randn(16, 64) * gain
+        with torch.no_grad():
+            out, ref = qmodel(x), model(x)
+        assert out.dtype == torch.float32
+        assert ((out - ref).norm() / ref.norm()).item() < 0.05
+
+
+@pytest.mark.verifies("quant-gptq-awq")
+def test_gptq_error_feedback_and_awq_channel_scaling_beat_round_to_nearest():
+    dt = torch.float64
+    torch.manual_seed(0)
+    rows, cols, n = 16, 32, 256
+    x = (torch.randn(n, 8, dtype=dt) @ torch.randn(8, cols, dtype=dt) + 0.1 * torch.randn(n, cols, dtype=dt)).T
+    w = torch.randn(rows, cols, dtype=dt)
+    # the layer-wise objective ||(w - w_hat) X||^2 has Hessian 2 X X^T (per output row)
+    row = w[0]
+    hessian = torch.autograd.functional.hessian(lambda wh: ((row - wh) @ x).pow(2).sum(), torch.zeros(cols, dtype=dt))
+    assert torch.allclose(hessian, 2 * x @ x.T)
+    # 4-bit, one scale per row
+    scale = w.abs().amax(1, keepdim=True) / 7
+    quant = lambda t: torch.clamp(torch.round(t / scale), -8, 7) * scale
+    rtn = quant(w)
+    # GPTQ: quantize column by column, push each column's error onto the columns not yet quantized
+    h = 2 * x @ x.T
+    h_inv = torch.linalg.inv(h + 0.01 * h.diag().mean() * torch.eye(cols, dtype=dt))
+    work, gptq = w.clone(), torch.zeros_like(w)
+    for j in range(cols):
+        gptq[:, j] = quant(work[:, j:j + 1])[:, 0]
+        err = (work[:, j] - gptq[:, j]) / h_inv[j, j]
+        work[:, j + 1:] -= err[:, None] * h_inv[j, j + 1:][None, :]
+        h_inv = h_inv - h_inv[:, j:j + 1] @ h_inv[j:j + 1, :] / h_inv[j, j]
+    out_err = lambda q: ((w - q) @ x).norm().item()
+    assert out_err(gptq) < 0.5 * out_err(rtn)
+    # AWQ: scale up the input channel with large activations before quantizing, divide the activations
+    torch.manual_seed(1)
+    acts = torch.randn(512, 64, dtype=dt)
+    acts[:, 5] *= 20  # one salient channel
+    weight = torch.randn(32, 64, dtype=dt) * 0.1
+
+    def awq_error(s):
+        factor = torch.ones(64, dtype=dt)
+        factor[5] = s
+        q = _q_sym(weight * factor, 4, dim=1)
+        return ((acts / factor) @ q.T - acts @ weight.T).norm().item()
+
+    assert awq_error(2.0) < 0.7 * awq_error(1.0)
+
+
+@pytest.mark.verifies("quant-llm-activation-outliers")
+def test_smoothquant_and_llm_int8_against_per_tensor_int8():
+    dt = torch.float64
+    torch.manual_seed(2)
+    x = torch.randn(256, 64, dtype=dt)
+    x[:, [3, 17]] *= 50  # two outlier hidden dimensions, in every token
+    w = torch.randn(64, 32, dtype=dt) * 0.05
+    ref = x @ w
+    rel = lambda y: ((y - ref).norm() / ref.norm()).item()
+    per_tensor = rel(_q_sym(x, 8) @ _q_sym(w, 8, dim=0))
+    # per-tensor int8: the step is sized for the outliers, the other channels get a few codes
+    step = x.abs().max() / 127
+    assert (x[:, [0, 1, 2]].abs() / step).max() < 5
+    # SmoothQuant: X W = (X diag(s)^-1)(diag(s) W), s_j = max|X_j|^a / max|W_j|^(1-a), a = 0.5
+    s = x.abs().amax(0) ** 0.5 / w.abs().amax(1) ** 0.5
+    x_s, w_s = x / s, w * s[:, None]
+    assert torch.allclose(x_s @ w_s, ref)  # exact in float
+    spread = lambda t: (t.abs().amax(0).max() / t.abs().amax(0).median()).item()
+    assert spread(x) > 40 and spread(x_s) < 8  # the difficulty moved into the weights
+    assert rel(_q_sym(x_s, 8) @ _q_sym(w_s, 8, dim=0)) < 0.3 * per_tensor  # plain W8A8, per-tensor scales
+    # LLM.int8(): dimensions with any |value| > 6 in 16 bits, the rest int8 with vector-wise scales
+    outlier = (x.abs() > 6.0).any(0)
+    assert outlier.sum().item() == 2
+    mixed = x[:, outlier] @ w[outlier] + _q_sym(x[:, ~outlier], 8, dim=1) @ _q_sym(w[~outlier], 8, dim=0)
+    assert rel(mixed) < 0.1 * per_tensor
