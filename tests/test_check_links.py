@@ -65,7 +65,8 @@ def links_of(folder) -> dict:
 
 
 def test_there_are_exercises():
-    assert len(FOLDERS) == 10, f"expected the 10 shipped exercises, found {[f.name for f in FOLDERS]}"
+    # the ten first exercises at least (a glob that found none would make every other test vacuous)
+    assert len(FOLDERS) >= 10, f"expected the shipped exercises, found {[f.name for f in FOLDERS]}"
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])

@@ -1,0 +1,416 @@
+"""Behavioural checks for early_stopping. The grader plays the training loop (play.py): before each
+call it sets the model to that call's weights and BatchNorm statistics, hands step() a scripted
+metric (plateaus, ties at min_delta, NaN, mode max), and reads what the stopper did; rule.py says
+what the contract expects and which usual mistake a wrong answer matches."""
+
+from __future__ import annotations
+
+import math
+
+from quizapp.grading.harness import Checks, Required, consequence, fail, fmt, listed, sibling_module
+
+rule = sibling_module(__file__, "rule")
+play = sibling_module(__file__, "play")
+Scenario, num, shown = play.Scenario, play.num, play.shown
+NAN, INF = math.nan, math.inf
+LONG = 20  # a patience no scenario reaches: only the improvements are judged
+
+# Metrics are chosen so that every comparison is exact in floating point: best - min_delta is
+# computed without rounding (binary fractions), so a tie at min_delta is a true tie.
+PLOT = Scenario((1.00, 0.82, 0.71, 0.66, 0.68, 0.64, 0.63, 0.65, 0.66, 0.64, 0.67, 0.70, 0.74), 3)
+PATIENCE = [
+    PLOT,  # a bad call, then two improvements that restart the count: stops at 9, best 6
+    Scenario((2.0, 1.5, 1.6, 1.7, 1.8, 1.9), 1),
+    Scenario((1.0, 0.9, 0.95, 0.92, 0.85, 0.86, 0.87, 0.9, 0.88, 0.95, 0.99, 1.1, 1.2), 5),
+    Scenario((3.0, 2.0, 2.5, 1.0, 1.5, 0.5, 0.75, 0.6, 0.9, 1.0), 2),
+]
+MIN_DELTA = [
+    # a tie at exactly min_delta (call 2), a worse one (3), a real improvement (4), one by less than
+    # min_delta (5) that must not move best, then one that beats the unmoved best (6)
+    Scenario((1.0, 0.75, 0.625, 0.6875, 0.59375, 0.5, 0.40625, 0.4375, 0.375), LONG, 0.125),
+    Scenario((2.0, 1.5, 1.5, 1.25, 1.25, 1.5, 1.0), LONG, 0.0),  # min_delta 0: an equal metric is no improvement
+    Scenario((4e12, 2e12, 3e12, 1e12, 1.5e12), LONG, 0.5),  # the first call improves however large
+]
+# All improvements come first, then calls that improve by less than min_delta: when step returns
+# True depends on min_delta alone (and on the solution's own patience count, measured on CONTROL).
+MIN_DELTA_TIMING = Scenario((1.0, 0.75, 0.5, 0.4375, 0.46875, 0.40625, 0.5, 0.6, 0.7, 0.8), 3, 0.125)
+CONTROL = Scenario((1.0, 0.75, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25), 3)
+MODE_MAX = [
+    Scenario((50.0, 60.0, 60.5, 60.25, 61.0, 61.25, 62.0, 59.0), LONG, 0.5, "max"),  # accuracy in %
+    Scenario((-3.5, -2.25, -2.5, -1.75, -1.75, -2.0), LONG, 0.0, "max"),  # a log-likelihood: below 0
+]
+BEST = [PLOT, MIN_DELTA[0], *MODE_MAX]
+# (scenario, index of the first non-finite metric); the same value repeats after it, to see
+# whether a solution that goes on stops patience calls later.
+NON_FINITE = [(Scenario(prefix + (bad,) * 5, 3, 0.0, mode), len(prefix)) for prefix, bad, mode in [
+    ((1.0, 0.5), NAN, "min"), ((1.0, 0.5, 0.75), INF, "min"), ((1.0,), -INF, "min"),
+    ((0.5,), INF, "max"), ((0.5, 0.75), NAN, "max"), ((), NAN, "min"), ((), INF, "min"), ((), -INF, "max"),
+]]
+RESTORE = [
+    Scenario((1.0, 0.5, 0.25, 0.375, 0.5, 0.75, 1.0, 1.25), 2),  # stops at 4, best 2
+    Scenario((0.5, 0.625, 0.75, 0.7, 0.6, 0.55, 0.5, 0.45), 3, 0.0, "max"),  # stops at 5, best 2
+    Scenario((1.0, 0.5, 0.75, NAN, NAN, NAN, NAN, NAN), 3),  # a NaN stops at 3, best 1
+]
+# 0.4999999 beats 0.5 by 1e-7: an improvement with the default min_delta 0 only; stops at 7.
+DEFAULTS = Scenario((1.0, 0.5, 0.4999999, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3), 5)
+
+CHECKS = Checks(Required(
+    "EarlyStopping", '(patience=5, min_delta=0.0, mode="min", restore_best=True)',
+    sample_kwargs={"patience": 5, "min_delta": 0.0, "mode": "min", "restore_best": True}, is_class=True,
+))
+
+TITLES = {
+    "non-finite": "A NaN or infinite metric stops at once and never becomes best",
+    "restore": "When step returns True, the model holds the best call's weights again",
+}
+
+
+def expected(sc: Scenario, r=rule.CONTRACT):
+    return rule.run(sc.metrics, sc.patience, sc.min_delta, sc.mode, r)
+
+
+def nth(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def never_or_at(stop, n) -> str:
+    return f"yours never returned True in {n} calls" if stop is None else f"yours returned True at call {stop}"
+
+
+def need(sc: Scenario, calls, i: int) -> str:
+    """What call i needed in order to improve, in numbers."""
+    if i == 0:
+        return "the first call always improves: its metric becomes best, whatever it is"
+    prev = calls[i - 1]
+    if prev.best is None:
+        return "nothing has improved yet, so it improves"
+    lower = sc.mode == "min"
+    threshold = prev.best - sc.min_delta if lower else prev.best + sc.min_delta
+    return (f"best was {num(prev.best)} (call {prev.best_epoch}), so an improvement needs a metric "
+            f"{'below' if lower else 'above'} best {'-' if lower else '+'} min_delta = {fmt(threshold)}")
+
+
+def seen(sc: Scenario, trace, *, moves=True, stop=True):
+    return rule.Seen(sc.metrics, sc.patience, sc.min_delta, sc.mode, tuple(trace.moved()) if moves else None,
+                     trace.stop if stop else rule.ANY)
+
+
+def expect_moves(ctx, scenarios, mistakes: dict) -> None:
+    """Each call moves best/best_epoch exactly when the contract says it improves."""
+    traces = [play.play(ctx, ctx.solution, sc) for sc in scenarios]
+    observed = [seen(sc, trace, stop=False) for sc, trace in zip(scenarios, traces)]
+    for sc, trace, obs in zip(scenarios, traces, observed):
+        calls = expected(sc)
+        for i, (moved, call) in enumerate(zip(obs.moved, calls)):
+            if any(moved) == call.improved:
+                continue
+            verdict = "an improvement" if call.improved else "no improvement"
+            after = f"best {shown(trace.best[i])}, best_epoch {shown(trace.best_epoch[i])} after the call"
+            did = f"took it as the new best ({after})" if any(moved) else f"did not ({after})"
+            why = rule.explain(mistakes, observed)
+            fail(f"{sc.text()}: call {i} has metric {num(sc.metrics[i])}; {need(sc, calls, i)}: {verdict}. "
+                 f"Yours {did}.{why}")
+
+
+def own_count(ctx) -> int | None:
+    """How many calls without improvement the solution waits on a plain curve before True."""
+    trace = play.play(ctx, ctx.solution, CONTROL)
+    if trace.stop is None:
+        return None
+    return trace.stop - expected(CONTROL)[trace.stop].best_epoch
+
+
+def plot(ctx) -> None:
+    # Trained in place, as an optimizer does: "holding" then shows a restore from a state that
+    # was never copied, too.
+    yours, ref = (play.play(ctx, impl, PLOT, training="inplace") for impl in (ctx.solution, ctx.reference))
+
+    def bests(trace):
+        return [b if play.number(b) else None for b in trace.best]
+
+    def ending(trace):
+        if trace.stop is None:
+            return "never stops"
+        held = play.common_call(trace.held[trace.stop], play.PARAMS)
+        return f"at {trace.stop} holding {'?' if held is None else held}"
+
+    # Short: the plot is 70 to 80 columns wide, and a longer title is dropped.
+    ctx.data["curves"] = {"title": f"val loss, best: ref stops {ending(ref)}; yours {ending(yours)}",
+                          "x": "step", "series": {"val loss": list(PLOT.metrics), "reference": bests(ref),
+                                                  "yours": bests(yours)}}
+
+
+# -- when to stop ---------------------------------------------------------------------------------
+
+@CHECKS.add("patience", "step returns True on the patience-th call in a row without an improvement")
+def patience(ctx):
+    plot(ctx)
+    traces = [play.play(ctx, ctx.solution, sc) for sc in PATIENCE]
+    for sc, trace in zip(PATIENCE, traces):
+        for i, r in enumerate(trace.returns):
+            if type(r) is not bool:
+                fail(f"{sc.text()}: step returned {shown(r)} at call {i}; return a bool: True to "
+                     "stop now, False to go on")
+    for sc, trace in zip(PATIENCE, traces):
+        calls = expected(sc)
+        want = rule.first_stop(calls)
+        if trace.stop == want:
+            continue
+        last = calls[want].best_epoch
+        why = rule.explain(rule.PATIENCE_MISTAKES, [seen(s, t, moves=False) for s, t in zip(PATIENCE, traces)])
+        fail(f"{sc.text()}: the last improvement before call {want} is call {last} ({num(sc.metrics[last])}), so "
+             f"call {want} is the {nth(sc.patience)} in a row without one and step should return True there; "
+             f"{never_or_at(trace.stop, len(sc.metrics))}.{why}")
+
+
+@CHECKS.add("min-delta", "An improvement must beat best by more than min_delta; a smaller gain changes nothing")
+def min_delta(ctx):
+    expect_moves(ctx, [*MIN_DELTA, MIN_DELTA_TIMING], rule.MIN_DELTA_MISTAKES)
+    count = own_count(ctx)
+    if count is None:
+        return  # a solution that never stops: the patience check says so
+    sc = MIN_DELTA_TIMING
+    late = count - sc.patience  # the solution's own patience count, right or not, is judged elsewhere
+    calls = expected(sc, rule.Rule(late=late))
+    want, trace = rule.first_stop(calls), play.play(ctx, ctx.solution, sc)
+    if trace.stop == want:
+        return
+    last = calls[want].best_epoch
+    smaller = [i for i in range(last + 1, want + 1) if sc.metrics[i] < sc.metrics[last]]
+    own = (f" (on a plain curve yours returns True {count} calls after the last improvement, so that is the "
+           f"call here)" if late else "")
+    why = rule.explain(rule.MIN_DELTA_MISTAKES, [seen(sc, trace)], late=late)
+    fail(f"{sc.text()}: the last improvement is call {last} ({num(sc.metrics[last])}); calls "
+         f"{listed(smaller)} are lower, but by less than min_delta, so they are calls without improvement and "
+         f"step should return True at call {want}{own}; {never_or_at(trace.stop, len(sc.metrics))}.{why}")
+
+
+@CHECKS.add("mode-max", "mode='max': higher is better, and min_delta counts upwards")
+def mode_max(ctx):
+    expect_moves(ctx, MODE_MAX, {**rule.MODE_MISTAKES, **rule.MIN_DELTA_MISTAKES})
+
+
+@CHECKS.add("best-and-epoch", "best and best_epoch are the metric and the 0-based call of the last improvement")
+def best_and_epoch(ctx):
+    for sc in BEST:
+        trace = play.play(ctx, ctx.solution, sc)
+        calls, last = expected(sc), None
+        for i, moved in enumerate(trace.moved()):
+            last = i if any(moved) else last
+            if last is None:
+                continue  # nothing improved yet in the solution's eyes: the other checks say why
+            best, epoch, metric = trace.best[i], trace.best_epoch[i], sc.metrics[last]
+            numbers = play.number(best) and type(epoch) is int  # compared only then: no learner's __eq__ runs
+            if numbers and best == metric and epoch == last:
+                continue
+            where = f"{sc.text()}: after call {i}"
+            if numbers and epoch == last + 1 and best == metric:
+                fail(f"{where} best_epoch is {epoch}, but best {shown(best)} was set by call {last}: best_epoch is "
+                     "the 0-based index of the step() call that set best (the first call is 0)")
+            if play.number(best) and best == -metric:
+                fail(f"{where} best is {shown(best)}, but the metric that set it (call {last}) was {num(metric)}: keep "
+                     f"best as the metric itself, also in mode='{sc.mode}' (negate only inside the comparison)")
+            if numbers and 0 <= epoch <= i and epoch != last and best == metric:
+                small = "" if calls[last].improved else (
+                    f" Call {last}'s {num(metric)} is no improvement: it beat best by less than min_delta="
+                    f"{fmt(sc.min_delta)}, and such a metric leaves best alone")
+                fail(f"{where} best is {shown(best)} (call {last}'s metric) but best_epoch is {epoch} (metric "
+                     f"{num(sc.metrics[epoch])}): both must be those of the last improvement.{small}")
+            fail(f"{where} best is {shown(best)} and best_epoch {shown(epoch)}; your stopper last took a new best at call "
+                 f"{last} (metric {num(metric)}), so best should be {num(metric)} and best_epoch {last}")
+
+
+@CHECKS.add("non-finite", TITLES["non-finite"])
+def non_finite(ctx):
+    for sc, k in NON_FINITE:
+        trace = play.play(ctx, ctx.solution, sc)
+        bad = sc.metrics[k]
+        if trace.stop is not None and trace.stop < k:
+            continue  # stopped before the bad metric: the patience check's business
+        if trace.stop == k:
+            if k and (play.differs(trace.best[k], trace.best[k - 1]) or
+                      play.differs(trace.best_epoch[k], trace.best_epoch[k - 1])):
+                fail(f"{sc.text()}: step returned True at call {k} (metric {num(bad)}), but best and best_epoch "
+                     f"changed from {shown(trace.best[k - 1])}, {shown(trace.best_epoch[k - 1])} to {shown(trace.best[k])}, "
+                     f"{shown(trace.best_epoch[k])}: a non-finite metric never becomes best")
+            continue
+        best, before = trace.best[k], trace.best[k - 1] if k else trace.start[0]
+        head = (f"{sc.text()}: call {k}'s metric is {num(bad)}, so step should return True at once"
+                + (", on the first call too" if k == 0 else "") + f"; yours returned {shown(trace.returns[k])}")
+        if play.number(best) and not math.isfinite(best) and play.differs(best, before):
+            if k == 0:
+                why = ("the first call improves only when its metric is finite: test math.isfinite(metric) before "
+                       "anything else, the first call included")
+            elif math.isnan(bad):
+                why = ("every comparison with NaN is False, so a test like `not metric >= best` lets it through: "
+                       "test math.isfinite(metric) before comparing")
+            else:
+                why = (f"{num(bad)} beats any best in mode='{sc.mode}', and math.isnan({num(bad)}) is False: test "
+                       "math.isfinite(metric), which is False for nan, inf and -inf, before comparing")
+            fail(f"{head} and took it as best (best became {shown(best)}): {why}")
+        later = ("and never returned True" if trace.stop is None else
+                 f"and went on until call {trace.stop}, {trace.stop - k} call{'s' if trace.stop - k > 1 else ''} later")
+        why = ("a NaN means training diverged, and waiting patience more calls changes nothing: test "
+               "math.isfinite(metric) first" if math.isnan(bad) else
+               f"an infinite metric means training diverged too, and math.isnan({num(bad)}) is False: test "
+               "math.isfinite(metric), which is False for nan, inf and -inf")
+        fail(f"{head} {later}: it counted as just another call without improvement; {why}")
+
+
+# -- the best state ------------------------------------------------------------------------------
+
+def restore_diagnosis(trace, sc: Scenario, best: int) -> str:
+    """Why the model does not hold the best call's weights, as far as the run shows."""
+    k = trace.stop
+    epoch = trace.best_epoch[k]
+    if type(epoch) is int and 0 <= epoch < len(sc.metrics) and not math.isfinite(sc.metrics[epoch]):
+        return (f" Your stopper took call {epoch}'s {num(sc.metrics[epoch])} as best and saved its weights; "
+                + consequence(TITLES["non-finite"]))
+    loaded = [play.common_call(state, play.PARAMS) for state in trace.loads[k]]
+    if loaded:
+        got = ", ".join("values of no call" if c is None else f"call {c}'s values" for c in loaded)
+        return (f" step did call load_state_dict, with {got}: the state it saved is not call {best}'s (save it "
+                "on an improvement only, and as a copy)")
+    if not math.isfinite(sc.metrics[k]):
+        return (f" This stop came from the {num(sc.metrics[k])} metric: restore there too (one helper that restores "
+                "and returns True, called from both places that stop)")
+    methods = [n for n in dir(type(trace.stopper)) if not n.startswith("__") and n != "step"
+               and ("restore" in n.lower() or "load" in n.lower()) and callable(getattr(type(trace.stopper), n, None))]
+    if methods:
+        return (f" Your EarlyStopping has {listed(methods)}, which step does not call before returning True; nothing "
+                "else will call it: restore inside step, before `return True`")
+    try:  # does it restore on the next call? Nothing makes that call after a True
+        trace.stopper.step(sc.metrics[k], trace.model)
+        states = play.call_states(len(sc.metrics))
+        again = play.common_call(play.held_by(trace.model.state_dict(), states), play.PARAMS)
+    except Exception:  # noqa: BLE001 - only a diagnosis
+        again = None
+    if again == best:
+        return (" It restores on the next call to step, but nothing calls step after it has returned True: "
+                "restore before returning")
+    return " Load the saved best state into the model (model.load_state_dict(best_state)) before `return True`"
+
+
+@CHECKS.add("restore", TITLES["restore"])
+def restore(ctx):
+    for sc in RESTORE:
+        trace = play.play(ctx, ctx.solution, sc)
+        for i, held in enumerate(trace.held):
+            wrong = [key for key in play.PARAMS if held[key] != i]
+            if i != trace.stop and wrong:
+                fail(f"{sc.text()}: step returned {shown(trace.returns[i])} at call {i} but changed the model: "
+                     f"{listed(wrong, 3)} now hold {play.holds(held, wrong)}; step may change the model only when it "
+                     "returns True (to restore the best state)")
+        if trace.stop is None:
+            continue  # never stopped: the patience and non-finite checks say why
+        k = trace.stop
+        best = expected(sc)[k].best_epoch
+        wrong = [key for key in play.PARAMS if trace.held[k][key] != best]
+        own = trace.best_epoch[k]
+        if best is None or not wrong or (type(own) is int and 0 <= own <= k and math.isfinite(sc.metrics[own])
+                                         and play.common_call(trace.held[k], play.PARAMS) == own):
+            continue  # which call is best is the other checks' business: the solution's own best is fine here
+        fail(f"{sc.text()}: step returned True at call {k}; the best call was {best} (metric "
+             f"{num(sc.metrics[best])}), so the model should hold call {best}'s weights when step returns, but "
+             f"{listed(wrong, 3)} hold {play.holds(trace.held[k], wrong)}.{restore_diagnosis(trace, sc, best)}")
+
+
+@CHECKS.add("copy-of-state", "The saved best state is a copy that later training cannot change")
+def copy_of_state(ctx):
+    # Compared with the solution's own run where training assigns new tensors: whether that run
+    # restores the right call is the restore check's business; here only "in place changes the answer".
+    for sc in RESTORE[:2]:
+        assigned = play.play(ctx, ctx.solution, sc)
+        in_place = play.play(ctx, ctx.solution, sc, training="inplace")
+        k = in_place.stop
+        if k is None or k != assigned.stop:
+            continue
+        diff = [key for key in play.KEYS if assigned.held[k][key] != in_place.held[k][key]]
+        if not diff:
+            continue
+        aliases = (f" Your EarlyStopping keeps {listed(in_place.aliases, 3)}, which share memory with the model's "
+                   "live tensors." if in_place.aliases else "")
+        fail(f"{sc.text()}: step returned True at call {k}. When training assigns new tensors, the model then holds "
+             f"{play.holds(assigned.held[k], diff)} in {listed(diff, 3)}; when training updates them in place, as "
+             f"optimizer.step() and BatchNorm do, it holds {play.holds(in_place.held[k], diff)}: the state saved at "
+             f"the best call changed along with the model.{aliases} model.state_dict() returns references to the "
+             "live tensors (so do .detach(), .data, dict(...) or copy.copy of it, and .cpu() of a CPU tensor): "
+             "save {k: v.detach().clone() for k, v in model.state_dict().items()} or "
+             "copy.deepcopy(model.state_dict())")
+
+
+@CHECKS.add("buffers", "Restoring brings back BatchNorm's running statistics with the weights")
+def buffers(ctx):
+    # Judged against the parameters the solution restored: whether those are right is the
+    # restore check's business; here only "the buffers come back with them".
+    for sc in RESTORE[:2]:
+        trace = play.play(ctx, ctx.solution, sc)
+        k = trace.stop
+        if k is None:
+            continue
+        held, best = trace.held[k], expected(sc)[k].best_epoch
+        params = play.common_call(held, play.PARAMS)
+        target = best if params is None else params
+        wrong = [key for key in play.BUFFERS if held[key] != target]
+        if not wrong:
+            continue
+        what = ("the best call's" if target == best else
+                f"what the parameters hold after your restore (the best is call {best}'s)")
+        fail(f"{sc.text()}: step returned True at call {k} and the parameters hold call {target}'s values, "
+             f"{what}, but the buffers {listed(wrong)} hold {play.holds(held, wrong)}. BatchNorm's running_mean and "
+             "running_var normalise every input in eval mode: the best weights with the last statistics are "
+             "neither model. Save and load model.state_dict(), which has the buffers (named_parameters() does not)")
+
+
+@CHECKS.add("restore-best-false", "restore_best=False leaves the last weights in the model")
+def restore_best_false(ctx):
+    sc = RESTORE[0]
+    trace = play.play(ctx, ctx.solution, sc, restore_best=False)
+    for i, held in enumerate(trace.held):
+        wrong = [key for key in play.KEYS if held[key] != i]
+        if wrong:
+            fail(f"{sc.text(restore_best=False)}: after call {i} (step returned {shown(trace.returns[i])}) "
+                 f"{listed(wrong, 3)} hold {play.holds(held, wrong)}, not call {i}'s: with restore_best=False step "
+                 "never changes the model (the caller asked to keep the last weights)")
+
+
+# -- the arguments --------------------------------------------------------------------------------
+
+@CHECKS.add("defaults", 'EarlyStopping() means patience=5, min_delta=0.0, mode="min", restore_best=True')
+def defaults(ctx):
+    # Compared with the solution's own explicit run: only the defaults are judged here.
+    plain_call = play.play(ctx, ctx.solution, DEFAULTS, defaults=True)
+    explicit = play.play(ctx, ctx.solution, DEFAULTS)
+    spelled = DEFAULTS.text().split(", metrics")[0]
+    head = f"on metrics {DEFAULTS.text().split(', metrics ')[1]}, EarlyStopping()"
+    moved, moved_explicit = [any(m) for m in plain_call.moved()], [any(m) for m in explicit.moved()]
+    i = next((i for i, (a, b) in enumerate(zip(moved, moved_explicit)) if a != b), None)
+    if i is not None:
+        fail(f"{head} {'counted' if moved[i] else 'did not count'} call {i}'s {num(DEFAULTS.metrics[i])} as an "
+             f"improvement and {spelled} {'did' if moved_explicit[i] else 'did not'}: the default min_delta is 0.0 "
+             "(any gain counts) and the default mode 'min'")
+    if plain_call.stop != explicit.stop:
+        fail(f"{head} returned True at call {plain_call.stop} and {spelled} at call {explicit.stop}: the default "
+             "patience is 5")
+    k = plain_call.stop
+    if k is not None and plain_call.held[k] != explicit.held[k]:
+        fail(f"{head} left the model holding {play.holds(plain_call.held[k], play.KEYS)} when it stopped, and "
+             f"{spelled} {play.holds(explicit.held[k], play.KEYS)}: restore_best defaults to True")
+
+
+@CHECKS.add("validation", "Invalid arguments raise ValueError")
+def validation(ctx):
+    base = {"patience": 5, "min_delta": 0.0, "mode": "min", "restore_best": True}
+    cases = [({"patience": 0}, "patience < 1"), ({"patience": -2}, "patience < 1"),
+             ({"min_delta": -0.01}, "min_delta < 0"),
+             ({"mode": "auto"}, "mode is neither 'min' nor 'max' (Keras guesses from the metric's name under "
+                                "'auto'; here the caller says which way is better)")]
+    for change, why in cases:
+        args = ", ".join(f"{k}={v!r}" for k, v in change.items())
+        try:
+            ctx.solution.EarlyStopping(**{**base, **change})
+        except ValueError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - the wrong kind of error is the learner's to see
+            fail(f"EarlyStopping({args}) raised {type(exc).__name__}({exc}); expected ValueError ({why})")
+        fail(f"EarlyStopping({args}) returned without error; expected ValueError ({why})")
