@@ -41,15 +41,20 @@ def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
     start = 0 if curves.get("x") == "step" else 1  # steps count from 0, epochs from 1
     longest = 0
     for name, values in series:
-        finite = [v for v in values if isinstance(v, (int, float)) and v == v and abs(v) != float("inf")]
-        if finite:
-            longest = max(longest, len(finite))
-            plt.plot(list(range(start, start + len(finite))), finite, label=name, marker=markers.get(name, "dot"))
+        # A NaN or inf point is left out where it is: the points after it keep their own x.
+        points = [(start + i, v) for i, v in enumerate(values) if finite_number(v)]
+        if points:
+            longest = max(longest, len(values))
+            plt.plot([x for x, _ in points], [v for _, v in points], label=name, marker=markers.get(name, "dot"))
     if longest:  # epochs and steps are whole: no 1.50 between epoch 1 and 2
         ticks = integer_ticks(start, start + longest - 1)
         plt.xticks(ticks, [str(t) for t in ticks])
     plt.xlabel(curves.get("x", "epoch"))
     return plt.build()
+
+
+def finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) != float("inf")
 
 
 def integer_ticks(first: int, last: int, most: int = 8) -> list[int]:

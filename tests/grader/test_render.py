@@ -52,3 +52,23 @@ def test_a_file_that_ran_no_check_gets_no_count_of_zero():
     report = GradeReport("lora", "lora.py", "error", "the solution has a syntax error at line 1", None, None, 0.1)
     text = report_text(report)
     assert "0/0" not in text and "no check could run" in text
+
+
+def test_a_nan_point_is_left_out_where_it_is(monkeypatch):
+    """The points after a NaN keep their x: a gap, not a curve shifted one step left."""
+    import plotext
+
+    from quizapp.grading.render import plot_text
+
+    seen = {}
+    real = plotext.plot
+
+    def plot(xs, ys, **kwargs):
+        seen[kwargs["label"]] = list(xs)
+        return real(xs, ys, **kwargs)
+
+    monkeypatch.setattr(plotext, "plot", plot)
+    plot_text({"title": "t", "x": "step", "series": {"yours": [1.0, float("nan"), 3.0, float("inf"), 5.0]}})
+    assert seen["yours"] == [0, 2, 4]
+    plot_text({"title": "t", "series": {"yours": [1.0, float("nan"), 3.0]}})
+    assert seen["yours"] == [1, 3]  # epochs count from 1

@@ -6,6 +6,8 @@ from datetime import date
 
 from textual_plotext import PlotextPlot
 
+from quizapp.grading.render import finite_number
+
 # Fixed colours per series name keep "yours" and "reference" recognisable from plot to plot.
 SERIES_COLOURS = {"yours": "cyan", "reference": "orange", "float32": "gray"}
 
@@ -19,14 +21,16 @@ class CurvePlot(PlotextPlot):
         plt = self.plt
         plt.clear_figure()
         plt.title(str(curves.get("title", "")))
+        start = 0 if curves.get("x") == "step" else 1  # steps count from 0, epochs from 1 (as in the CLI's plot)
         longest = 1
         for name, values in curves.get("series", {}).items():
-            ys = [float(v) for v in values if isinstance(v, (int, float))]
-            if ys:
-                plt.plot(list(range(1, len(ys) + 1)), ys, label=str(name), marker="braille",
+            # A NaN or inf point is left out where it is: the points after it keep their own x.
+            points = [(start + i, float(v)) for i, v in enumerate(values) if finite_number(v)]
+            if points:
+                plt.plot([x for x, _ in points], [y for _, y in points], label=str(name), marker="braille",
                          color=SERIES_COLOURS.get(name, "green"))
-                longest = max(longest, len(ys))
-        plt.xticks(range(1, longest + 1, max(1, longest // 10)))  # steps or epochs: whole numbers
+                longest = max(longest, len(values))
+        plt.xticks(range(start, start + longest, max(1, longest // 10)))  # steps or epochs: whole numbers
         self.refresh()
 
 
