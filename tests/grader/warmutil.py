@@ -53,7 +53,7 @@ def grade_warm(args: tuple) -> Graded:
     except UsageError as exc:
         return Graded(2, {"status": "error", "message": str(exc), "checks": []}, str(exc))
     report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=options.get("device", "auto"),
-                   timeout=float(options.get("timeout", 120)), warm=grader())
+                   timeout=float(options.get("timeout", 120)), warm=grader(), links=catalog[exercise_id].questions)
     report.file = str(file)
     code = 2 if report.status == "usage" else report.exit_code
     return Graded(code, report.to_json(), "")
