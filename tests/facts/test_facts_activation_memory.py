@@ -217,3 +217,111 @@ def test_saved_tensors_hooks_run_on_save_and_on_use():
     assert calls == {"pack": 1, "unpack": 1}
     assert _accepts("amem-hooks-name", torch.autograd.graph.saved_tensors_hooks.__name__)
     assert _accepts("amem-hooks-name", "torch.autograd.graph.saved_tensors_hooks")
+
+
+class _GPTLayer(nn.Module):
+    """A pre-norm Transformer layer as Korthikanti et al. count it: bf16, dropout with 1-byte masks
+    (`native_dropout`, what CUDA runs), hand-written attention, inputs laid out (s, b, h)."""
+
+    def __init__(self, h: int, a: int):
+        super().__init__()
+        self.h, self.a = h, a
+        self.ln1, self.qkv, self.proj = nn.LayerNorm(h), nn.Linear(h, 3 * h), nn.Linear(h, h)
+        self.ln2, self.fc1, self.fc2 = nn.LayerNorm(h), nn.Linear(h, 4 * h), nn.Linear(4 * h, h)
+
+    @staticmethod
+    def drop(t):
+        return torch.ops.aten.native_dropout(t, 0.1, True)[0]
+
+    def forward(self, x):
+        s, b, h = x.shape
+        d = h // self.a
+        q, k, v = self.qkv(self.ln1(x)).split(h, -1)
+        heads = lambda t: t.reshape(s, b, self.a, d).permute(1, 2, 0, 3)  # noqa: E731
+        q, k, v = heads(q), heads(k), heads(v)
+        probs = self.drop(torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), -1))
+        x = x + self.drop(self.proj((probs @ v).permute(2, 0, 1, 3).reshape(s, b, h)))
+        return x + self.drop(self.fc2(F.gelu(self.fc1(self.ln2(x)))))
+
+
+@pytest.mark.verifies("amem-what-dominates")
+def test_a_layer_saves_sbh_34_plus_5as_over_h_bytes():
+    s, b, h, a = 24, 2, 64, 4
+    torch.manual_seed(0)
+    layer = _GPTLayer(h, a).to(torch.bfloat16)
+    x = _x(s, b, h).detach().to(torch.bfloat16).requires_grad_(True)
+    layernorm_stats = 2 * 2 * s * b * 2  # two LayerNorms keep a mean and a 1/std per token (bf16 here)
+    assert activation_bytes(layer, x) == s * b * h * (34 + 5 * a * s / h) + layernorm_stats
+    # the s x s tensors: softmax output (2 bytes), its mask (1 byte), the dropped probabilities (2 bytes)
+    square = [t for t in saved_tensors(layer, x) if t.shape[-2:] == (s, s)]
+    assert sorted(t.element_size() for t in square) == [1, 2, 2]
+    assert sum(t.numel() * t.element_size() for t in square) == 5 * a * s * s * b
+    # not the raw scores: softmax's backward uses its output
+    q, k, _ = (t.reshape(s, b, a, h // a).permute(1, 2, 0, 3) for t in layer.qkv(layer.ln1(x)).split(h, -1))
+    scores = q @ k.transpose(-1, -2) / math.sqrt(h // a)
+    assert not any(torch.equal(t, scores) for t in square)
+    assert any(torch.equal(t, torch.softmax(scores, -1)) for t in square)
+    # linear in b, quadratic in s through that term
+    x2 = _x(2 * s, b, h).detach().to(torch.bfloat16).requires_grad_(True)
+    assert activation_bytes(layer, x2) - 2 * activation_bytes(layer, x) == 5 * a * b * (4 * s * s - 2 * s * s)
+
+
+@pytest.mark.verifies("amem-what-dominates")
+def test_sdpa_keeps_no_s_by_s_tensor_only_when_a_fused_kernel_runs():
+    b, a, s, d = 1, 2, 256, 32
+    q, k, v = (_x(b, a, s, d, seed=i).detach().to(torch.bfloat16).requires_grad_(True) for i in range(3))
+
+    def square_storages(p):
+        kept = saved_tensors(lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=p))
+        return {t.untyped_storage().data_ptr() for t in kept if t.shape[-2:] == (s, s)}
+
+    assert len(square_storages(0.0)) == 0  # CPU flash kernel: Q, K, V, output and a log-sum-exp per row
+    kept = saved_tensors(lambda: F.scaled_dot_product_attention(q, k, v))
+    assert any(t.shape == (b, a, s) for t in kept)  # the log-sum-exp
+    torch.manual_seed(0)
+    assert len(square_storages(0.1)) == 3  # with dropout on CPU: the math path, s x s tensors kept
+
+
+@pytest.mark.verifies("amem-offload-tradeoffs")
+def test_compute_per_saved_byte_and_the_two_trips_of_an_offloaded_tensor():
+    from torch.utils.flop_counter import FlopCounterMode
+
+    def forward_and_backward_flops(fn, *inputs):
+        with FlopCounterMode(display=False) as counter:
+            fn(*inputs).float().sum().backward()
+        return counter.get_total_flops()
+
+    for width in (64, 256):  # a linear layer: about 6 x its output width per saved input element
+        lin = nn.Linear(32, width, bias=False).to(torch.bfloat16)
+        x = _x(128, 32).to(torch.bfloat16).detach().requires_grad_(True)
+        weight = lin.weight.untyped_storage().data_ptr()
+        kept = [t for t in saved_tensors(lin, x) if t.untyped_storage().data_ptr() != weight]
+        assert [t.shape for t in kept] == [x.shape]  # its only activation is its input
+        assert forward_and_backward_flops(lin, x) / x.numel() == 6 * width
+    for s in (32, 64):  # the P · V product of attention: about 6 x head dim per element of P, whatever s
+        d = 16
+        p = _x(2, s, s, seed=1).softmax(-1).detach().to(torch.bfloat16).requires_grad_(True)
+        v = _x(2, s, d, seed=2).to(torch.bfloat16).detach().requires_grad_(True)
+        assert forward_and_backward_flops(torch.matmul, p, v) / p.numel() == 6 * d
+    # offloading through saved-tensor hooks: each saved tensor goes out once (pack) and back once (unpack)
+    trips = {"out": 0, "back": 0}
+
+    def pack(t):
+        trips["out"] += 1
+        return t.to("cpu", copy=True)
+
+    def unpack(t):
+        trips["back"] += 1
+        return t
+
+    lin = nn.Linear(8, 8)
+    x = _x(4, 8)
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = lin(x).relu().sum()
+    y.backward()
+    assert trips["out"] == trips["back"] > 0
+    expected = lin.weight.grad.clone()
+    lin.zero_grad()
+    with torch.autograd.graph.save_on_cpu(pin_memory=False):
+        lin(x).relu().sum().backward()
+    assert torch.equal(lin.weight.grad, expected)

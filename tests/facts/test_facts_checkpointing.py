@@ -18,6 +18,7 @@ import zipfile
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from bankkeys import right_choices, topic_questions
 from torch import nn
 from torch.utils.checkpoint import checkpoint
@@ -290,3 +291,226 @@ def test_saving_a_view_writes_the_whole_storage():
     assert clone_bytes < 2_000
     loaded = _load(_save(big[:10]))
     assert loaded.shape == (10,) and loaded.untyped_storage().nbytes() == 4_000_000
+
+
+@pytest.mark.verifies("ckpt-activation-checkpointing")
+def test_non_reentrant_checkpoint_takes_kwargs_grad_and_inputs_without_grad():
+    import warnings
+
+    from torch.utils.checkpoint import checkpoint_sequential, set_checkpoint_early_stop
+
+    lin = nn.Linear(3, 3)
+
+    def f(x, scale=1.0):
+        return lin(x) * scale
+
+    x = torch.randn(2, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reentrant version warns about itself
+        with pytest.raises(ValueError, match="keyword"):
+            checkpoint(f, x, use_reentrant=True, scale=2.0)
+        with pytest.raises(RuntimeError, match="incompatible with .grad"):
+            torch.autograd.grad(checkpoint(f, x, use_reentrant=True).sum(), x)
+        with pytest.raises(RuntimeError):  # no input requires grad: nothing to backpropagate through
+            checkpoint(f, torch.randn(2, 3), use_reentrant=True).sum().backward()
+    assert torch.allclose(checkpoint(f, x, use_reentrant=False, scale=2.0), f(x, 2.0))
+    (g,) = torch.autograd.grad(checkpoint(f, x, use_reentrant=False).sum(), x)
+    assert torch.allclose(g, lin.weight.sum(0).expand(2, 3))
+    lin.zero_grad()
+    checkpoint(f, torch.randn(2, 3), use_reentrant=False).sum().backward()
+    assert lin.weight.grad is not None  # the parameters still get their gradients
+    seq = nn.Sequential(*[nn.Linear(3, 3) for _ in range(4)])
+    assert torch.allclose(checkpoint_sequential(seq, 2, x, use_reentrant=False), seq(x))
+
+    # at most one extra forward: recomputation stops once the last tensor backward needs is rebuilt
+    block = _Block().eval()  # no dropout after fc2, so fc2's output is never needed again
+    ran = []
+    block.fc2.register_forward_hook(lambda m, i, o: ran.append("fc2"))
+    checkpoint(block, x.new_ones(4, 16), use_reentrant=False).sum().backward()
+    assert ran == ["fc2"]  # fc2 ran in forward only: its recomputation was skipped
+    ran.clear()
+    with set_checkpoint_early_stop(False):
+        checkpoint(block, x.new_ones(4, 16), use_reentrant=False).sum().backward()
+    assert ran == ["fc2", "fc2"]
+
+
+def _run(steps_done: int, steps: int, ckpt=None, restore=("model", "optimizer", "scheduler", "scaler", "rng")):
+    """Train a small model with AdamW, warmup, a GradScaler, dropout and a shuffling loader, from step
+    `steps_done` to `steps`, restoring `restore` from `ckpt`; returns the weights and a checkpoint."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Dropout(0.3), nn.Linear(8, 1))
+    opt = torch.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 4))
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**4, growth_interval=2)
+    g = torch.Generator().manual_seed(1)
+    data = torch.utils.data.TensorDataset(torch.randn(24, 4, generator=g), torch.randn(24, 1, generator=g))
+    loader = torch.utils.data.DataLoader(data, batch_size=8, shuffle=True)
+    if ckpt is not None:
+        for name, obj in (("model", model), ("optimizer", opt), ("scheduler", sched), ("scaler", scaler)):
+            if name in restore:
+                obj.load_state_dict(ckpt[name])
+        if "rng" in restore:
+            torch.set_rng_state(ckpt["rng"])
+    step = steps_done
+    while step < steps:  # whole epochs of 3 batches; checkpoints fall on epoch boundaries
+        for x, y in loader:
+            opt.zero_grad()
+            scaler.scale(F.mse_loss(model(x), y)).backward()
+            scaler.step(opt)
+            scaler.update()
+            sched.step()
+            step += 1
+    saved = {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+             "scaler": scaler.state_dict(), "rng": torch.get_rng_state(), "step": step}
+    return [p.detach().clone() for p in model.parameters()], _load(_save(saved))
+
+
+@pytest.mark.verifies("ckpt-resumable-contents")
+def test_a_full_checkpoint_resumes_exactly_and_each_missing_part_shows():
+    straight, _ = _run(0, 12)
+    _, ckpt = _run(0, 6)
+    resumed, _ = _run(ckpt["step"], 12, ckpt)
+    assert all(torch.equal(a, b) for a, b in zip(straight, resumed))  # as if it had never stopped
+    assert set(ckpt["scaler"]) >= {"scale", "_growth_tracker"} and ckpt["scaler"]["scale"] != 2.0**4
+    assert ckpt["optimizer"]["param_groups"][0]["lr"] == 0.05  # param groups travel with the optimizer
+    for missing in ("optimizer", "scheduler", "scaler", "rng"):
+        restore = {"model", "optimizer", "scheduler", "scaler", "rng"} - {missing}
+        partial, _ = _run(ckpt["step"], 12, ckpt, restore)
+        assert not all(torch.equal(a, b) for a, b in zip(straight, partial)), missing
+    # without the optimizer state Adam's first update is about lr in every coordinate
+    p = nn.Parameter(torch.zeros(5))
+    opt = torch.optim.Adam([p], lr=0.01)
+    p.grad = torch.tensor([1e-4, -3.0, 50.0, -0.2, 7.0])
+    opt.step()
+    assert torch.allclose(p.detach().abs(), torch.full((5,), 0.01), rtol=1e-3)
+
+
+@pytest.mark.verifies("ckpt-resume-bugs")
+def test_what_each_resume_mistake_does():
+    import warnings
+
+    # keys with a prefix: strict=False loads nothing and raises nothing
+    model = nn.Linear(3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # importing the compiler warns about torch.jit
+        compiled_sd = torch.compile(model).state_dict()
+    assert list(compiled_sd) == ["_orig_mod.weight", "_orig_mod.bias"]
+    fresh = nn.Linear(3, 2)
+    before = fresh.weight.detach().clone()
+    result = fresh.load_state_dict(compiled_sd, strict=False)
+    assert result.missing_keys == ["weight", "bias"] and torch.equal(fresh.weight, before)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        fresh.load_state_dict(compiled_sd)
+    # optimizer state missing: late-training Adam steps are small, a fresh Adam's first is lr·sign(g)
+    torch.manual_seed(0)
+    p = nn.Parameter(torch.zeros(100))
+    opt = torch.optim.Adam([p], lr=0.01)
+    for _ in range(500):
+        p.grad = torch.randn(100) * 0.1 + 0.01  # noisy gradients, as late in training
+        opt.step()
+    before = p.detach().clone()
+    p.grad = torch.randn(100) * 0.1 + 0.01
+    opt.step()
+    late = (p.detach() - before).abs().mean().item()
+    restarted = torch.optim.Adam([p], lr=0.01)
+    before = p.detach().clone()
+    p.grad = torch.randn(100) * 0.1 + 0.01
+    restarted.step()
+    first = (p.detach() - before).abs()
+    assert torch.allclose(first, torch.full((100,), 0.01), rtol=1e-3) and first.mean().item() > 2 * late
+    # a new warmup scheduler starts again from a tiny lr; a GradScaler restarts at 2^16
+    opt = torch.optim.SGD([p], lr=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sched = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.01, total_iters=100)
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.01)
+    assert torch.amp.GradScaler("cpu").get_scale() == 2.0**16
+    del sched
+    # the test that catches all of it: N steps, save, resume, M more, against N + M straight
+    straight, _ = _run(0, 9)
+    _, ckpt = _run(0, 3)
+    assert all(torch.equal(a, b) for a, b in zip(straight, _run(3, 9, ckpt)[0]))
+    assert not all(torch.equal(a, b) for a, b in zip(straight, _run(3, 9, ckpt, {"model"})[0]))
+
+
+def _model_and_adam(seed: int, lr: float = 0.1):
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    return model, torch.optim.Adam(model.parameters(), lr=lr)
+
+
+@pytest.mark.verifies("ckpt-fsdp-save")
+def test_dcp_load_fills_the_dicts_and_set_state_dict_hands_them_back(tmp_path):
+    import inspect
+    import warnings
+
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        get_optimizer_state_dict,
+        get_state_dict,
+        set_model_state_dict,
+        set_optimizer_state_dict,
+        set_state_dict,
+    )
+    from torch.distributed.checkpoint.stateful import Stateful
+
+    fields = set(inspect.signature(StateDictOptions).parameters)
+    assert {"full_state_dict", "cpu_offload", "broadcast_from_rank0"} <= fields
+    assert hasattr(dcp, "async_save") and callable(dcp_to_torch_save)
+
+    model, opt = _model_and_adam(0)
+    for _ in range(3):
+        opt.zero_grad()
+        model(torch.randn(8, 4)).sum().backward()
+        opt.step()
+    opt.param_groups[0]["lr"] = 0.025  # as a scheduler would have left it
+    msd, osd = get_model_state_dict(model), get_optimizer_state_dict(model, opt)
+    assert set(osd["state"]) == {"0.weight", "0.bias", "2.weight", "2.bias"}  # keyed by parameter name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no process group: DCP says it runs without one
+        dcp.save({"model": msd, "optim": osd}, checkpoint_id=tmp_path / "sharded")
+
+        # resume: fresh objects, their state dicts, dcp.load into them, then the set helpers
+        model2, opt2 = _model_and_adam(1)
+        msd2, osd2 = get_state_dict(model2, opt2)
+        dcp.load({"model": msd2, "optim": osd2}, checkpoint_id=tmp_path / "sharded")
+        assert osd2["param_groups"][0]["lr"] == 0.025  # the dictionary is filled...
+        assert opt2.param_groups[0]["lr"] == 0.1  # ...but the optimizer does not have it yet
+        set_state_dict(model2, opt2, model_state_dict=msd2, optim_state_dict=osd2)
+        assert opt2.param_groups[0]["lr"] == 0.025
+        for p, p2 in zip(model.parameters(), model2.parameters()):
+            assert torch.equal(p, p2) and torch.equal(opt.state[p]["exp_avg"], opt2.state[p2]["exp_avg"])
+
+        # a Stateful wrapper lets dcp.save and dcp.load call the helpers themselves
+        class App(Stateful):
+            def __init__(self, model, opt):
+                self.model, self.opt = model, opt
+
+            def state_dict(self):
+                m, o = get_state_dict(self.model, self.opt)
+                return {"model": m, "optim": o}
+
+            def load_state_dict(self, sd):
+                set_state_dict(self.model, self.opt, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+
+        dcp.save({"app": App(model, opt)}, checkpoint_id=tmp_path / "stateful")
+        model3, opt3 = _model_and_adam(2)
+        dcp.load({"app": App(model3, opt3)}, checkpoint_id=tmp_path / "stateful")
+        assert opt3.param_groups[0]["lr"] == 0.025 and torch.equal(model3[2].weight, model[2].weight)
+
+        # one file from a DCP directory
+        dcp_to_torch_save(tmp_path / "sharded", tmp_path / "one.pt")
+    assert torch.equal(torch.load(tmp_path / "one.pt")["model"]["2.weight"], model[2].weight.detach())
+
+    # a full state dict: plain tensors, loadable into an unwrapped model, applied with the set helpers
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    assert all(type(t) is torch.Tensor for t in full.values())
+    model4, opt4 = _model_and_adam(3)
+    set_model_state_dict(model4, full, options=StateDictOptions(full_state_dict=True))
+    full_osd = get_optimizer_state_dict(model, opt, options=StateDictOptions(full_state_dict=True))
+    set_optimizer_state_dict(model4, opt4, full_osd, options=StateDictOptions(full_state_dict=True))
+    assert torch.equal(model4[0].weight, model[0].weight)
+    assert torch.equal(opt4.state[model4[0].weight]["exp_avg_sq"], opt.state[model[0].weight]["exp_avg_sq"])

@@ -377,3 +377,83 @@ def test_launch_bound_step_keeps_the_gpu_busy_two_thirds_of_the_time():
     assert not _takes("comp-launch-bound", 100 - busy, 1)  # the idle share
     assert not _takes("comp-launch-bound", 100 * 12 / (12 + 18), 1)  # launches and GPU work not overlapped
     assert not _takes("comp-launch-bound", 100 * 18 / 12, 1)  # the ratio upside down
+
+
+@pytest.mark.verifies("comp-compile-no-faster")
+def test_graph_breaks_recompiles_and_the_recompile_limit():
+    import logging
+
+    import torch._dynamo as dynamo
+
+    def with_item(x):
+        y = x * 2
+        if y.sum().item() > 0:  # .item() then a Python branch on it
+            return y + 1
+        return y - 1
+
+    assert _breaks(with_item, torch.ones(4)) >= 1
+    dynamo.reset()
+    with pytest.raises((dynamo.exc.Unsupported, dynamo.exc.UserError)):  # fullgraph: the break is an error
+        torch.compile(with_item, backend="eager", fullgraph=True)(torch.ones(4))
+
+    def compiles(fn, calls, **kwargs) -> _CountingBackend:
+        dynamo.reset()
+        backend = _CountingBackend()
+        compiled = torch.compile(fn, backend=backend, **kwargs)
+        for args in calls:
+            compiled(*args)
+        return backend
+
+    x = torch.ones(4, 8)
+    # a Python int or float that changes: one recompile, then it is dynamic
+    assert compiles(lambda t, n: t * n, [(x, n) for n in (2, 3, 4, 5)]).compiles == 2
+    assert compiles(lambda t, n: t * n, [(x, n) for n in (2.0, 3.5, 4.25, 5.1)]).compiles == 2
+    assert compiles(lambda t, n: t * n, [(x, torch.tensor(n)) for n in (2.0, 3.5, 4.25)]).compiles == 1
+    # train/eval: one graph per mode, reused when toggling back
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.1))
+    dynamo.reset()
+    backend = _CountingBackend()
+    compiled = torch.compile(model, backend=backend)
+    for mode in ("train", "eval", "train", "eval"):
+        getattr(model, mode)()
+        compiled(x)
+    assert backend.compiles == 2
+    # past the recompile limit (8) the function runs eagerly: no more compiles, no compiled runs
+    logging.getLogger("torch._dynamo").setLevel(logging.ERROR)  # the limit is announced as a log warning
+    try:
+        static = compiles(lambda t: (t * 2).sum(0), [(torch.ones(n, 8),) for n in range(1, 13)], dynamic=False)
+    finally:
+        logging.getLogger("torch._dynamo").setLevel(logging.NOTSET)
+    assert dynamo.config.recompile_limit == 8
+    assert static.compiles == 8 and static.runs == 8  # calls 9 to 12 ran eagerly
+
+
+@pytest.mark.verifies("comp-input-pipeline-card")
+def test_dataloader_workers_prefetch_and_persistence():
+    import os
+
+    from torch.utils.data import DataLoader
+
+    assert DataLoader(list(range(8)), num_workers=2).prefetch_factor == 2  # per worker, by default
+    assert DataLoader(list(range(8))).prefetch_factor is None  # num_workers=0: loading in this process
+    with pytest.raises(ValueError, match="prefetch_factor"):
+        DataLoader(list(range(8)), prefetch_factor=2)
+    with pytest.raises(ValueError, match="persistent_workers"):
+        DataLoader(list(range(8)), persistent_workers=True)
+
+    class Pids(torch.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return os.getpid()
+
+    def pids_per_epoch(persistent: bool) -> list[set[int]]:
+        loader = DataLoader(Pids(), batch_size=2, num_workers=1, persistent_workers=persistent)
+        return [set(torch.cat(list(loader)).tolist()) for _ in range(2)]
+
+    assert pids_per_epoch(False)[0].isdisjoint({os.getpid()})  # the batches come from a worker process
+    first, second = pids_per_epoch(True)
+    assert first == second  # persistent: the same worker serves every epoch
+    first, second = pids_per_epoch(False)
+    assert first != second  # otherwise a fresh worker is started every epoch

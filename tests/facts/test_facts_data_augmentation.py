@@ -107,3 +107,48 @@ def test_cutmix_lambda_comes_from_the_clipped_box_area():
 
     mixed, lam = _cutmix(a, b, cx=16, cy=16, cut_w=16, cut_h=16)  # box fully inside
     assert lam == 0.75 and mixed[0].mean().item() == pytest.approx(0.75)
+
+
+@pytest.mark.verifies("aug-offline-split-leak")
+def test_a_random_split_of_augmented_copies_leaks_and_a_group_split_does_not():
+    sources, copies = 5000, 10
+    source_of = torch.arange(sources).repeat_interleave(copies)  # 50,000 images, 10 per source
+    g = torch.Generator().manual_seed(0)
+    order = torch.randperm(sources * copies, generator=g)
+    train, val = order[:40_000], order[40_000:]  # a random 80/20 split of the images
+    in_train = torch.zeros(sources, dtype=torch.bool)
+    in_train[source_of[train]] = True
+    leaked = in_train[source_of[val]].float().mean().item()
+    assert leaked > 0.99  # nearly every validation image has a sibling of the same source in training
+    # split the sources first, then augment: no validation source is ever seen in training
+    src_order = torch.randperm(sources, generator=g)
+    train_src = torch.zeros(sources, dtype=torch.bool)
+    train_src[src_order[:4000]] = True
+    val_images = torch.nonzero(~train_src[source_of]).squeeze(1)
+    assert val_images.numel() == 10_000 and not train_src[source_of[val_images]].any()
+
+
+@pytest.mark.verifies("aug-mixup-vs-cutmix")
+def test_mixup_and_cutmix_targets_and_losses():
+    torch.manual_seed(0)
+    a, b = torch.rand(3, 32, 32), torch.rand(3, 32, 32)
+    lam = 0.3
+    blended = lam * a + (1 - lam) * b  # mixup: every pixel is an overlay
+    assert (blended != a).all() and (blended != b).all()  # no pixel of either image survives as it was
+    pasted, lam_cut = _cutmix(a, b, cx=30, cy=16, cut_w=16, cut_h=16)  # the box is clipped at the border
+    from_a = (pasted == a).all(dim=0)
+    assert ((pasted == a) | (pasted == b)).all()  # CutMix: every pixel is a real pixel of a or b
+    assert lam_cut == pytest.approx(from_a.float().mean().item())  # λ = area share after clipping
+    assert lam_cut != pytest.approx(1 - 16 * 16 / 32 / 32)  # not the unclipped box's share
+    # the two-term loss equals cross-entropy on the mixed soft target, label smoothing folded in
+    logits = torch.randn(4, 5)
+    y_a, y_b = torch.tensor([0, 1, 2, 3]), torch.tensor([4, 4, 0, 1])
+    for smoothing in (0.0, 0.1):
+        two_term = lam * F.cross_entropy(logits, y_a, label_smoothing=smoothing) + (1 - lam) * F.cross_entropy(
+            logits, y_b, label_smoothing=smoothing)
+        smooth = lambda y: F.one_hot(y, 5).float() * (1 - smoothing) + smoothing / 5  # noqa: E731
+        soft = lam * smooth(y_a) + (1 - lam) * smooth(y_b)
+        assert F.cross_entropy(logits, soft).item() == pytest.approx(two_term.item(), rel=1e-6)
+    # Beta(α, α): mixup's 0.8 and CutMix's 1.0 are both symmetric around 0.5; α = 1 is uniform
+    assert torch.distributions.Beta(0.8, 0.8).mean.item() == pytest.approx(0.5)
+    assert torch.distributions.Beta(1.0, 1.0).log_prob(torch.tensor([0.1, 0.9])).exp().tolist() == pytest.approx([1, 1])

@@ -247,3 +247,199 @@ def test_scheduler_warns_when_the_first_step_was_skipped():
     scaler.update()
     with pytest.warns(UserWarning, match=r"lr_scheduler\.step\(\)` before `optimizer\.step\(\)"):
         sched.step()
+
+
+@pytest.mark.verifies("nan-stable-softmax-card")
+def test_shift_invariance_and_the_stable_log_softmax():
+    z = torch.tensor([3.0, -1.0, 0.5])
+    assert torch.allclose(torch.softmax(z, 0), torch.softmax(z - 7.0, 0))  # shift invariant
+    shifted = torch.exp(z - z.max())
+    assert shifted.max().item() == 1.0 and shifted.sum().item() >= 1.0  # no overflow, no division by 0
+    big = torch.tensor([1000.0, 0.0, -1000.0])
+    assert torch.equal(F.log_softmax(big, 0), big - torch.logsumexp(big, 0))
+    assert torch.isfinite(F.log_softmax(big, 0)).all()
+    assert torch.log(torch.softmax(big, 0))[2].item() == -INF  # log of an underflowed 0
+    # float16: exp(11.09) is still finite, exp(11.1) is not
+    assert math.isfinite(torch.exp(torch.tensor(11.08, dtype=torch.float16)).item())
+    assert torch.exp(torch.tensor(11.1, dtype=torch.float16)).item() == INF
+
+
+@pytest.mark.verifies("nan-triage-card")
+def test_the_usual_sources_of_a_first_non_finite_value():
+    assert torch.tensor(1e-8, dtype=torch.float16).item() == 0.0  # a 1e-8 epsilon vanishes in float16
+    assert torch.tensor(1e-8, dtype=torch.float32).item() > 0.0
+    assert torch.tensor(66000.0, dtype=torch.float16).item() == INF  # above 65504
+    x = torch.tensor([0.0], requires_grad=True)
+    torch.sqrt(x).sum().backward()
+    assert x.grad.item() == INF  # sqrt at 0: an infinite gradient
+    assert torch.log(torch.tensor(0.0)).item() == -INF and math.isnan((torch.tensor(0.0) / 0.0).item())
+    with pytest.raises(IndexError):  # a label outside [0, num_classes) on CPU
+        F.cross_entropy(torch.zeros(1, 3), torch.tensor([3]))
+    # a finite-check forward hook names the first module whose output is not finite
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2))
+    with torch.no_grad():
+        model[0].weight.fill_(100.0)
+        model[1].weight.fill_(1e37)  # about 2 x 1e37 x 200: overflows float32
+    found = []
+    for name, m in model.named_children():
+        m.register_forward_hook(lambda mod, i, o, name=name: found.append(name) if not torch.isfinite(o).all() else None)
+    model(torch.ones(1, 2))
+    assert found[0] == "1"
+
+
+@pytest.mark.verifies("nan-gradient-clipping-card")
+def test_clip_grad_norm_scales_by_one_factor_and_returns_the_norm_before_clipping():
+    p1, p2 = nn.Parameter(torch.zeros(2)), nn.Parameter(torch.zeros(1))
+    p1.grad, p2.grad = torch.tensor([3.0, 4.0]), torch.tensor([12.0])  # global norm 13
+    norm = torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0)
+    assert norm.item() == pytest.approx(13.0)  # the norm before clipping
+    clipped = torch.cat([p1.grad, p2.grad])
+    assert clipped.norm().item() == pytest.approx(1.0, abs=1e-5)  # now at max_norm
+    assert torch.allclose(clipped, torch.tensor([3.0, 4.0, 12.0]) / 13, atol=1e-6)  # same direction
+    p1.grad, p2.grad = torch.tensor([0.3, 0.4]), torch.tensor([0.0])
+    torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0)
+    assert p1.grad.tolist() == pytest.approx([0.3, 0.4])  # under max_norm: untouched
+    # by value: each element is clamped and the direction changes
+    p1.grad = torch.tensor([3.0, 0.5])
+    torch.nn.utils.clip_grad_value_([p1], clip_value=1.0)
+    assert p1.grad.tolist() == [1.0, 0.5]
+    # non-finite gradients: a NaN spreads everywhere, an inf zeroes the rest and becomes NaN itself
+    p1.grad, p2.grad = torch.tensor([NAN, 1.0]), torch.tensor([1.0])
+    torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0)
+    assert torch.isnan(p1.grad).all() and torch.isnan(p2.grad).all()
+    p1.grad, p2.grad = torch.tensor([INF, 1.0]), torch.tensor([1.0])
+    assert torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0).item() == INF
+    assert math.isnan(p1.grad[0].item()) and p1.grad[1].item() == 0.0 and p2.grad.item() == 0.0
+    p1.grad = torch.tensor([NAN, 1.0])
+    with pytest.raises(RuntimeError, match="non-finite"):
+        torch.nn.utils.clip_grad_norm_([p1], max_norm=1.0, error_if_nonfinite=True)
+
+
+@pytest.mark.verifies("nan-to-num-trap-card")
+def test_a_nan_to_num_gradient_under_sgd_adam_adamw_and_clipping():
+    overflow = torch.nan_to_num(torch.tensor([INF, 0.5]))  # what nan_to_num leaves of an overflowed gradient
+    assert overflow[0].item() == torch.finfo(torch.float32).max
+
+    def run(make, steps=5):
+        p = nn.Parameter(torch.ones(2))
+        opt = make([p])
+        p.grad = overflow.clone()
+        opt.step()
+        first = p.detach().clone()
+        for _ in range(steps):
+            p.grad = torch.tensor([0.5, 0.5])  # healthy gradients afterwards
+            opt.step()
+        return first, p.detach().clone(), opt
+
+    first, _, _ = run(lambda ps: torch.optim.SGD(ps, lr=0.1))
+    assert first[0].item() < -1e37  # SGD: a gigantic finite step
+    first, last, opt = run(lambda ps: torch.optim.Adam(ps, lr=0.1))
+    assert opt.state[opt.param_groups[0]["params"][0]]["exp_avg_sq"][0].item() == INF  # v overflowed, and stays
+    assert first[0].item() == 1.0 and last[0].item() == 1.0  # that weight never moves again
+    assert last[1].item() < 0.5  # while its neighbour trains normally
+    first, last, _ = run(lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.01))
+    assert last[0].item() == pytest.approx((1 - 0.1 * 0.01) ** 6)  # AdamW: only the decay still acts on it
+    # clipping: the squared 3.4e38 overflows the total norm, the factor is 0, every gradient is zeroed
+    p1, p2 = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(3))
+    p1.grad, p2.grad = overflow.clone(), torch.tensor([1.0, 2.0, 3.0])
+    assert torch.nn.utils.clip_grad_norm_([p1, p2], max_norm=1.0).item() == INF
+    assert torch.count_nonzero(p1.grad) == 0 and torch.count_nonzero(p2.grad) == 0
+    # the boundary: with no other gradient element at all, nothing is squared and nothing overflows
+    lone = nn.Parameter(torch.ones(1))
+    lone.grad = overflow[:1].clone()
+    assert torch.nn.utils.clip_grad_norm_([lone], max_norm=1.0).item() == torch.finfo(torch.float32).max
+
+
+def _tensors(out):
+    """The card's helper: every tensor inside a module's output (tensor, tuple, list or dict)."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        out = list(out.values())
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _tensors(o)]
+    return []
+
+
+class _AttentionNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(8, 8)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)  # returns (output, weights)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x, padding):
+        h = self.embed(x)
+        a, _ = self.attn(h, h, h, key_padding_mask=padding)
+        return self.head(a)
+
+
+@pytest.mark.verifies("nan-late-nan-card")
+def test_finite_check_hooks_must_look_inside_tuples():
+    torch.manual_seed(0)
+    net = _AttentionNet()
+    x = torch.randn(2, 5, 8)
+    padding = torch.zeros(2, 5, dtype=torch.bool)
+    padding[1] = True  # an all-padding sequence: a softmax over only -inf
+    assert torch.isnan(net(x, padding)[1]).all()
+
+    def first_bad(tensor_only: bool) -> str:
+        found = []
+
+        def check(name):
+            def hook(module, inputs, output):
+                outs = ([output] if isinstance(output, torch.Tensor) else []) if tensor_only else _tensors(output)
+                if any(not torch.isfinite(t).all() for t in outs):
+                    found.append(name)
+            return hook
+
+        handles = [m.register_forward_hook(check(name)) for name, m in net.named_modules()]
+        net(x, padding)
+        for h in handles:
+            h.remove()
+        return found[0]
+
+    # children report before their parent (""): the first hook to fire on a bad output names the culprit
+    assert first_bad(tensor_only=False) == "attn"
+    assert first_bad(tensor_only=True) == "head"  # a hook that skips tuples blames the next module
+
+
+def _train(lr, batches, start=None, steps=None):
+    """SGD on a linear regression; returns the step of the first non-finite loss (or None) and the weights."""
+    torch.manual_seed(0)
+    w = nn.Parameter(torch.zeros(4) if start is None else start.clone())
+    opt = torch.optim.SGD([w], lr=lr)
+    history = []
+    for step, (x, y) in enumerate(batches[: steps or len(batches)]):
+        loss = ((x @ w - y) ** 2).mean()
+        if not torch.isfinite(loss):
+            return step, history
+        history.append(w.detach().clone())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return None, history
+
+
+@pytest.mark.verifies("nan-late-nan-card")
+def test_the_same_step_again_does_not_tell_data_from_dynamics():
+    g = torch.Generator().manual_seed(1)
+    batches = [(torch.randn(16, 4, generator=g), torch.randn(16, generator=g)) for _ in range(100)]
+    # dynamics: an lr far too high diverges, at the same step on every rerun with the same order
+    unstable, hist = _train(2.0, batches)
+    assert unstable is not None and _train(2.0, batches)[0] == unstable
+    # ...and skipping the batch before it does not remove the NaN: it comes back at about the same point
+    skipped = batches[: unstable - 1] + batches[unstable:]
+    again = _train(2.0, skipped)[0]
+    assert again is not None and abs(again - unstable) <= 3
+    # that batch fed to an early, healthy checkpoint is harmless
+    assert _train(2.0, [batches[unstable]], start=hist[2])[0] is None
+
+    # data: a corrupt batch gives a NaN at the same step on every rerun too
+    bad = list(batches)
+    bad[30] = (bad[30][0].clone(), bad[30][1].clone())
+    bad[30][0][3, 1] = INF
+    step, hist = _train(0.01, bad)
+    assert step == 30 and _train(0.01, bad)[0] == 30
+    assert _train(0.01, bad[:30] + bad[31:])[0] is None  # skipping it removes the NaN
+    assert _train(0.01, [bad[30]], start=hist[2])[0] == 0  # and it fails at once on a healthy checkpoint

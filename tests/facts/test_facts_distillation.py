@@ -7,6 +7,7 @@ form with the T**2 factor is Hinton, Vinyals and Dean (2015, "Distilling the Kno
 Neural Network"); the tests check what torch computes for it.
 """
 
+import math
 import warnings
 
 import pytest
@@ -220,3 +221,109 @@ def test_high_temperature_limit_is_logit_matching():
     at_one = (F.softmax(s, dim=-1) - F.softmax(t, dim=-1)) / B
     assert ((high - at_one).norm() / at_one.norm()).item() > 0.3
     assert right_choices(TOPIC, "kd-high-temperature-limit") == {2}
+
+
+def _log_probs(small: dict[int, float], label: int = 2, classes: int = 10) -> torch.Tensor:
+    """A confident teacher's log-probabilities: `small` for the listed wrong classes, 1e-12 for the
+    others, and the rest on the label."""
+    probs = torch.full((classes,), 1e-12, dtype=torch.float64)
+    for c, v in small.items():
+        probs[c] = v
+    probs[label] = 0.0
+    probs[label] = 1 - probs.sum()
+    return probs.log()
+
+
+@pytest.mark.verifies("kd-dark-knowledge")
+def test_temperature_exposes_the_wrong_class_probabilities():
+    # two images of a 2: one looks a little like a 3, the other a little like a 7
+    like_3 = _log_probs({3: 1e-6, 7: 1e-9})
+    like_7 = _log_probs({3: 1e-9, 7: 1e-6})
+    student = torch.zeros(10, dtype=torch.float64)
+
+    def grad(teacher_logits, T):
+        s = student.clone().requires_grad_(True)
+        target = F.softmax(teacher_logits / T, dim=-1)
+        (T * T * F.kl_div(F.log_softmax(s / T, dim=-1), target, reduction="sum")).backward()
+        return s.grad
+
+    one_hot = F.one_hot(torch.tensor(2), 10).double()
+    hard = torch.autograd.functional.jacobian(lambda s: F.cross_entropy(s[None], torch.tensor([2])), student)
+    # T = 1: both soft targets are the one-hot label to within 1e-6, and so are their gradients
+    assert torch.allclose(F.softmax(like_3, -1), one_hot, atol=2e-6)
+    assert torch.allclose(grad(like_3, 1.0), hard, atol=2e-6) and torch.allclose(grad(like_7, 1.0), hard, atol=2e-6)
+    # T = 5: the small probabilities are lifted by orders of magnitude, and the two images now differ
+    lifted = F.softmax(like_3 / 5, -1)
+    assert lifted[3] > 1e3 * 1e-6 and lifted[3] > lifted[7] > 1e-9 * 1e3
+    assert (grad(like_3, 5.0) - grad(like_7, 5.0)).abs().max() > 1e-2
+
+
+@pytest.mark.verifies("kd-loss-combination")
+def test_soft_gradient_falls_like_one_over_t_squared_without_the_factor():
+    torch.manual_seed(0)
+    s, t = torch.randn(8, 10), torch.randn(8, 10)
+    without = {T: grad_wrt_student(s, t, T, t_squared=False).norm().item() for T in (4, 8, 16)}
+    with_factor = {T: grad_wrt_student(s, t, T).norm().item() for T in (1, 2, 4, 8, 16)}
+    assert without[4] / without[8] == pytest.approx(4, rel=0.05)  # roughly 1/T²
+    assert without[8] / without[16] == pytest.approx(4, rel=0.02)  # and closer as T grows
+    assert max(with_factor.values()) / min(with_factor.values()) < 1.1  # about constant with T²
+    # the exact per-example gradient of the KL term: (softmax(s/T) - softmax(t/T)) / T, divided by B
+    T = 4
+    expected = (F.softmax(s / T, -1) - F.softmax(t / T, -1)) / T / 8
+    assert torch.allclose(grad_wrt_student(s, t, T, t_squared=False), expected, atol=1e-8)
+    # the whole loss: the hard term at T = 1, and no gradient reaches a teacher run under no_grad
+    teacher, student = nn.Linear(5, 10), nn.Linear(5, 10)
+    x, y, alpha = torch.randn(8, 5), torch.randint(0, 10, (8,)), 0.7
+    teacher.eval()
+    with torch.no_grad():
+        t_logits = teacher(x)
+    s_logits = student(x)
+    loss = alpha * T * T * soft_kl(s_logits, t_logits, T) + (1 - alpha) * F.cross_entropy(s_logits, y)
+    loss.backward()
+    assert not t_logits.requires_grad and teacher.weight.grad is None and student.weight.grad is not None
+
+
+def _attention_map(features: torch.Tensor) -> torch.Tensor:
+    """Zagoruyko and Komodakis: the channel-wise sum of squared activations, flattened and L2-normalised."""
+    return F.normalize(features.pow(2).sum(dim=1).flatten(1), dim=1)
+
+
+@pytest.mark.verifies("kd-feature-distillation")
+def test_attention_maps_need_no_regressor_raw_features_do():
+    torch.manual_seed(0)
+    teacher_features, student_features = torch.randn(4, 256, 8, 8), torch.randn(4, 64, 8, 8)
+    # raw features of different widths cannot be compared without a learned map (FitNets' regressor)
+    with pytest.raises(RuntimeError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the size-mismatch warning that comes before the error
+        F.mse_loss(student_features, teacher_features)
+    regressor = nn.Conv2d(64, 256, kernel_size=1)
+    assert F.mse_loss(regressor(student_features), teacher_features).requires_grad
+    # attention maps do not depend on the channel count: same shape, unit norm, directly comparable
+    a_t, a_s = _attention_map(teacher_features), _attention_map(student_features)
+    assert a_t.shape == a_s.shape == (4, 64)
+    assert torch.allclose(a_t.norm(dim=1), torch.ones(4))
+    assert torch.allclose(_attention_map(10 * student_features), a_s)  # normalised: the feature scale drops out
+
+
+def _log_bump(x: torch.Tensor, mu: float, sigma: float) -> torch.Tensor:
+    return torch.log_softmax(-((x - mu) ** 2) / (2 * sigma**2), dim=0)
+
+
+@pytest.mark.verifies("kd-forward-vs-reverse-kl")
+def test_forward_kl_covers_both_modes_reverse_kl_picks_one():
+    x = torch.linspace(-6, 6, 61, dtype=torch.float64)
+    teacher = torch.logsumexp(torch.stack([_log_bump(x, -3, 0.5), _log_bump(x, 3, 0.5)]), 0) - math.log(2)
+
+    def kl(log_p, log_q):
+        return (log_p.exp() * (log_p - log_q)).sum().item()
+
+    # a small student: one bump, any centre and width
+    grid = [(mu / 4, sigma / 4) for mu in range(-16, 17) for sigma in range(1, 21)]
+    forward = min(grid, key=lambda g: kl(teacher, _log_bump(x, *g)))
+    reverse = min(grid, key=lambda g: kl(_log_bump(x, *g), teacher))
+    assert forward[0] == 0.0 and forward[1] >= 3.0  # mass-covering: wide, centred between the modes
+    assert abs(reverse[0]) == 3.0 and reverse[1] == 0.5  # mode-seeking: sits exactly on one mode
+    # F.kl_div(input, target) is KL(target || input): swapping the arguments flips the direction
+    s = _log_bump(x, 0.0, 3.0)
+    assert F.kl_div(s, teacher, reduction="sum", log_target=True).item() == pytest.approx(kl(teacher, s))
+    assert F.kl_div(teacher, s, reduction="sum", log_target=True).item() == pytest.approx(kl(s, teacher))

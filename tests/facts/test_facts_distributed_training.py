@@ -2,7 +2,8 @@
 
 Collectives are simulated on lists of tensors (one per rank), and the samplers and conversions
 that work without a group are called directly; the DDP bucket test starts a one-rank gloo group
-to watch the buckets go out during backward.
+to watch the buckets go out during backward, and the DDP and FSDP2 cards run on two forked gloo
+ranks (single-threaded, since a forked child must not enter OpenMP after its parent has).
 
 Each verified single question's test settles every choice (`# choice N` beside the assertion, N
 its index in the file) and then checks that the file's key is the one choice found true. In
@@ -13,7 +14,10 @@ questions compute the keyed value themselves.
 
 from __future__ import annotations
 
+import inspect
+import os
 import tempfile
+from functools import cache
 
 import pytest
 import torch
@@ -274,3 +278,231 @@ def test_column_then_row_parallel_mlp():
     pre = [xp @ wr for xp, wr in zip(x_parts, w1_rows)]
     assert torch.allclose(sum(pre), x @ w1)
     assert not torch.allclose(sum(F.gelu(p) for p in pre), F.gelu(x @ w1))
+
+
+WORLD = 2
+
+
+def _local(t: torch.Tensor) -> torch.Tensor:
+    """A DTensor's shard on this rank, or the tensor itself."""
+    return t.to_local() if hasattr(t, "to_local") else t
+
+
+def _rank_main(rank: int, store: str, results) -> None:
+    """One rank of a two-rank gloo group: DDP and FSDP2 on CPU; only plain Python data goes back."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    # a forked child must not enter OpenMP once the parent has used it (it can hang): run serially
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=WORLD)
+    out: dict = {}
+    try:
+        # DDP: every process initialises its own, different weights
+        torch.manual_seed(rank)
+        net = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 1))
+        out["own_init"] = net[0].weight.detach().tolist()
+        ddp = nn.parallel.DistributedDataParallel(net)
+        out["after_wrap"] = net[0].weight.detach().tolist()
+        out["forward_sync_buffers"] = ddp.forward_sync_buffers  # the default (broadcast_buffers before 2.13)
+        x = torch.randn(8, 4, generator=torch.Generator().manual_seed(10 + rank)) * (rank + 1) + rank
+        alone = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 1))
+        alone.load_state_dict(net.state_dict())
+        alone(x).sum().backward()  # this rank's own gradient, without DDP
+        out["own_grad"] = alone[0].weight.grad.tolist()
+        ddp(x).sum().backward()
+        out["ddp_grad"] = net[0].weight.grad.tolist()
+        torch.optim.SGD(ddp.parameters(), lr=0.1).step()
+        out["after_step"] = net[0].weight.detach().tolist()
+        out["running_mean_after_forward"] = net[1].running_mean.tolist()  # each rank updated its own
+        seen = {}
+        hook = net[1].register_forward_pre_hook(lambda m, a: seen.update(rm=m.running_mean.tolist()))
+        ddp(x)
+        hook.remove()
+        out["running_mean_in_next_forward"] = seen["rm"]
+
+        # FSDP2: one unit per linear, then the root; the same initial model on every rank
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+        reference = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+        reference.load_state_dict(model.state_dict())
+        mesh = init_device_mesh("cpu", (WORLD,))
+        fully_shard(model[0], mesh=mesh)
+        fully_shard(model[2], mesh=mesh)
+        fully_shard(model, mesh=mesh)
+        out["fsdp_stored"] = tuple(_local(model[0].weight).shape)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.1)  # built after sharding
+        during = {}
+        model[0].register_forward_pre_hook(lambda m, a: during.update(shape=tuple(m.weight.shape)))
+        xb = torch.randn(6, 8, generator=torch.Generator().manual_seed(20 + rank))
+        y = model(xb)
+        out["fsdp_during_forward"] = during["shape"]
+        out["fsdp_after_forward"] = tuple(_local(model[0].weight).shape)
+        y.sum().backward()
+        out["fsdp_grad"] = _local(model[0].weight.grad).tolist()
+        reference(xb).sum().backward()
+        out["fsdp_own_full_grad"] = reference[0].weight.grad.tolist()
+        optimizer.step()
+        out["fsdp_exp_avg"] = tuple(_local(optimizer.state[model[0].weight]["exp_avg"]).shape)
+    finally:
+        dist.destroy_process_group()
+    results.put((rank, out))
+    results.close()
+    results.join_thread()
+    # leave at once: DDP's reducer can deadlock in its destructor when the function returns
+    os._exit(0)
+
+
+@cache
+def _group_results() -> dict[int, dict]:
+    import multiprocessing
+    import warnings
+
+    import torch.distributed as dist
+
+    if not dist.is_gloo_available() or "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs gloo and the fork start method")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        # DDP's constructor imports Dynamo lazily (seconds): import it once here, before forking
+        import torch._dynamo  # noqa: F401
+        import torch.distributed.device_mesh  # noqa: F401
+        import torch.distributed.fsdp  # noqa: F401
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = [ctx.Process(target=_rank_main, args=(r, f"{tmp}/store", results)) for r in range(WORLD)]
+        for p in procs:
+            p.start()
+        got = dict(results.get(timeout=120) for _ in procs)
+        for p in procs:
+            p.join(timeout=30)
+    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    return got
+
+
+@pytest.mark.verifies("dist-ddp-how")
+def test_ddp_starts_equal_averages_gradients_and_stays_equal():
+    r0, r1 = (_group_results()[r] for r in range(WORLD))
+    assert r0["own_init"] != r1["own_init"]  # each process initialised its own weights...
+    assert r0["after_wrap"] == r1["after_wrap"] == r0["own_init"]  # ...and DDP broadcast rank 0's
+    assert r0["own_grad"] != r1["own_grad"]  # different data on each rank
+    average = ((torch.tensor(r0["own_grad"]) + torch.tensor(r1["own_grad"])) / WORLD).tolist()
+    assert r0["ddp_grad"] == r1["ddp_grad"]  # the same gradient on every rank
+    assert torch.allclose(torch.tensor(r0["ddp_grad"]), torch.tensor(average), atol=1e-6)  # the average
+    assert r0["after_step"] == r1["after_step"]  # the same step keeps the replicas equal
+    # buffers: each rank's forward updates its own BN statistics, and the next forward starts from rank 0's
+    assert r0["running_mean_after_forward"] != r1["running_mean_after_forward"]
+    assert r0["running_mean_in_next_forward"] == r1["running_mean_in_next_forward"] == r0["running_mean_after_forward"]
+    assert r0["forward_sync_buffers"] is True
+    assert "forward_sync_buffers" in inspect.signature(nn.parallel.DistributedDataParallel).parameters
+    # the sampler: disjoint shards covering the dataset, reshuffled by set_epoch
+    data = list(range(32))
+    samplers = [DistributedSampler(data, num_replicas=8, rank=r, shuffle=True, seed=0) for r in range(8)]
+    first = [list(s) for s in samplers]
+    assert sorted(i for shard in first for i in shard) == data
+    for s in samplers:
+        s.set_epoch(1)
+    assert [list(s) for s in samplers] != first
+
+
+@pytest.mark.verifies("dist-fsdp")
+def test_fsdp_gathers_for_compute_and_keeps_shards_of_weights_gradients_and_adam_state():
+    from torch.distributed.fsdp import ShardingStrategy, fully_shard
+
+    ranks = _group_results()
+    average = sum(torch.tensor(ranks[r]["fsdp_own_full_grad"]) for r in range(WORLD)) / WORLD
+    for r in range(WORLD):
+        got = ranks[r]
+        assert got["fsdp_stored"] == (8 // WORLD, 8)  # each rank stores a shard (dim 0)...
+        assert got["fsdp_during_forward"] == (8, 8)  # ...all-gathered into the full weight to compute
+        assert got["fsdp_after_forward"] == (8 // WORLD, 8)  # and freed again after the unit's forward
+        # reduce-scatter: each rank keeps its rows of the gradient averaged over the ranks
+        assert torch.allclose(torch.tensor(got["fsdp_grad"]), average.chunk(WORLD)[r], atol=1e-6)
+        assert got["fsdp_exp_avg"] == (8 // WORLD, 8)  # Adam's state is sharded too
+    assert {"FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD"} <= set(ShardingStrategy.__members__)
+    assert "reshard_after_forward" in inspect.signature(fully_shard).parameters
+    # 16 bytes per parameter with mixed-precision Adam: 7B -> 112 GB, 14 GB per GPU over 8
+    assert 16 * 7e9 / 1e9 == 112 and 16 * 7e9 / 8 / 1e9 == 14
+    # traffic per parameter: 2 all-gathers + 1 reduce-scatter (Ψ each) against DDP's all-reduce (2Ψ)
+    assert (2 + 1) / 2 == 1.5
+
+
+@pytest.mark.verifies("dist-checkpointing-vs-sharding")
+def test_model_states_ignore_the_batch_and_checkpointing_keeps_block_inputs():
+    from autograd_probe import activation_bytes, saved_tensors
+    from torch.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+    from torch.utils.flop_counter import FlopCounterMode
+
+    def build():
+        torch.manual_seed(0)
+        return nn.Sequential(*[nn.Sequential(nn.Linear(16, 64), nn.GELU(), nn.Linear(64, 16)) for _ in range(4)])
+
+    def model_state_bytes(model, batch):
+        opt = torch.optim.AdamW(model.parameters())
+        model(torch.randn(batch, 16)).sum().backward()
+        opt.step()
+        tensors = [*model.parameters(), *(p.grad for p in model.parameters())]
+        tensors += [t for st in opt.state.values() for k, t in st.items() if k != "step"]
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    assert model_state_bytes(build(), 4) == model_state_bytes(build(), 64)  # states do not depend on the batch
+    model = build()
+    small, large = activation_bytes(model, torch.randn(4, 16)), activation_bytes(model, torch.randn(64, 16))
+    assert large == 16 * small  # activations grow with the batch
+
+    # checkpointing each block keeps only the blocks' inputs, and gives the same gradients
+    x = torch.randn(8, 16, requires_grad=True)
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+
+    def run(ckpt: bool):
+        h = x
+        for block in model:
+            h = checkpoint(block, h, use_reentrant=False) if ckpt else block(h)
+        return h
+
+    kept = [t for t in saved_tensors(run, True) if t.untyped_storage().data_ptr() not in params]
+    assert [tuple(t.shape) for t in kept] == [(8, 16)] * len(model)
+    plain_kept = [t for t in saved_tensors(run, False) if t.untyped_storage().data_ptr() not in params]
+    assert sum(t.numel() for t in plain_kept) > 5 * sum(t.numel() for t in kept)
+    def step(ckpt: bool):
+        model.zero_grad()
+        with FlopCounterMode(display=False) as counter:
+            run(ckpt).square().sum().backward()
+        return [p.grad.clone() for p in model.parameters()], counter.get_total_flops()
+
+    plain_grads, plain_flops = step(False)
+    ckpt_grads, ckpt_flops = step(True)
+    assert all(torch.allclose(a, b) for a, b in zip(plain_grads, ckpt_grads))  # same gradients
+    # forward 1 + backward 2 = 3 units; recomputation adds at most one forward, a third more. The
+    # non-reentrant version stops once the last tensor backward needs is rebuilt, so here each
+    # block's final matmul (half its forward) is not rerun
+    assert ckpt_flops / plain_flops == pytest.approx(7 / 6)
+    with set_checkpoint_early_stop(False):
+        assert step(True)[1] / plain_flops == pytest.approx(4 / 3)
+
+
+@pytest.mark.verifies("dist-sync-bn")
+def test_sync_batchnorm_falls_back_without_a_group_and_needs_gpu_tensors_inside_one():
+    import torch.distributed as dist
+
+    torch.manual_seed(0)
+    x = torch.randn(6, 4, 5, 5)
+    bn = nn.BatchNorm2d(4)
+    sync = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2d(4)))[0]
+    assert not dist.is_initialized()
+    assert torch.allclose(sync(x), bn(x))  # no process group: plain BN, running statistics updated alike
+    assert torch.allclose(sync.running_mean, bn.running_mean)
+    if not dist.is_gloo_available():
+        pytest.skip("needs gloo")
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.init_process_group("gloo", init_method=f"file://{tmp}/store", rank=0, world_size=1)
+        try:
+            with pytest.raises(ValueError, match="GPU"):  # training mode inside a group: GPU tensors only
+                sync(x)
+            sync.eval()
+            bn.eval()
+            assert torch.allclose(sync(x), bn(x))  # eval: running statistics, no communication
+        finally:
+            dist.destroy_process_group()

@@ -295,3 +295,38 @@ def test_fake_quantization_and_the_straight_through_gradient():
     # choices 2 and 3: the float weights are updated by ordinary float arithmetic
     assert w.dtype == torch.float32 and not torch.equal(w.detach(), before)
     assert _right("lowp-qat-recovers") == {1}
+
+
+def _to_fp8(t: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-tensor current scaling: amax lands on the format's largest value. Returns the FP8
+    tensor and its scale."""
+    scale = torch.finfo(dtype).max / t.abs().max()
+    return (t * scale).to(dtype), scale
+
+
+@pytest.mark.verifies("lowp-fp8-linear-card")
+def test_an_emulated_fp8_linear_forward_and_backward():
+    assert torch.finfo(E4M3).max == 448 and torch.finfo(E5M2).max == 57344
+    assert torch.finfo(E4M3).eps == 2**-3 and torch.finfo(E5M2).eps == 2**-2  # 3 vs 2 mantissa bits
+    torch.manual_seed(0)
+    x, w = torch.randn(16, 64) * 1e-3, torch.randn(32, 64) * 3.0  # activations far below E4M3's normal range
+    x8, sx = _to_fp8(x, E4M3)
+    w8, sw = _to_fp8(w, E4M3)
+    # the GEMM multiplies the FP8 values, accumulates wide, and divides by the product of the scales
+    y = (x8.float() @ w8.float().T) / (sx * sw)
+    rel = ((y - x @ w.T).norm() / (x @ w.T).norm()).item()
+    assert rel < 0.06  # E4M3 keeps 3 mantissa bits: a few percent
+    assert (x8.float() @ w8.float().T).abs().max() > 100 * (x @ w.T).abs().max()  # without the division: wrong units
+    unscaled = (x.to(E4M3).float() @ w.to(E4M3).float().T)
+    assert ((unscaled - x @ w.T).norm() / (x @ w.T).norm()).item() > 2 * rel  # no scale: small x loses precision
+    # gradients span many powers of two within one tensor: E5M2 keeps the small ones, E4M3 flushes them
+    dy = torch.logspace(-9, 0, 200) * torch.sign(torch.randn(200))
+    kept = {dt: (_to_fp8(dy, dt)[0].float() != 0).float().mean().item() for dt in (E4M3, E5M2)}
+    assert kept[E5M2] > kept[E4M3] + 0.2
+    # dX = dY · W and dW = dYᵀ · X, each from FP8 operands and the same division
+    dy = torch.randn(16, 32) * 1e-3
+    dy8, sdy = _to_fp8(dy, E5M2)
+    dx = (dy8.float() @ w8.float()) / (sdy * sw)
+    dw = (dy8.float().T @ x8.float()) / (sdy * sx)
+    assert ((dx - dy @ w).norm() / (dy @ w).norm()).item() < 0.1
+    assert ((dw - dy.T @ x).norm() / (dy.T @ x).norm()).item() < 0.1

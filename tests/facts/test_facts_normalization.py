@@ -267,3 +267,71 @@ def test_recomputing_running_stats_with_a_cumulative_average_needs_a_reset():
         for _ in range(100):
             bn(new)
     assert bn.running_mean.item() == pytest.approx(15.0)
+
+
+@pytest.mark.verifies("norm-why-ln-transformers")
+def test_batchnorm_couples_tokens_layernorm_does_not():
+    x = _randn(4, 8, 6)  # (batch, features, time)
+    bn, ln = nn.BatchNorm1d(8), nn.LayerNorm(8)
+    tokens_ln = lambda t: ln(t.transpose(1, 2)).transpose(1, 2)  # noqa: E731  per token, over features
+
+    later = x.clone()
+    later[:, :, -1] += 5.0  # change only the last (future) position
+    # BatchNorm pools each feature over batch and time: earlier tokens now normalise differently
+    assert not torch.allclose(bn(x)[:, :, 0], bn(later)[:, :, 0])
+    assert torch.allclose(tokens_ln(x)[:, :, 0], tokens_ln(later)[:, :, 0])  # LayerNorm: no leak
+    # padding changes BatchNorm's statistics for the real tokens
+    padded = torch.cat([x, torch.zeros(4, 8, 3)], dim=2)
+    assert not torch.allclose(bn(padded)[:, :, :6], bn(x))
+    assert torch.allclose(tokens_ln(padded)[:, :, :6], tokens_ln(x))
+    # another sample in the batch changes a sample's BatchNorm output, never its LayerNorm output
+    other = x.clone()
+    other[1:] = _randn(3, 8, 6, seed=1)
+    assert not torch.allclose(bn(x)[0], bn(other)[0]) and torch.allclose(tokens_ln(x)[0], tokens_ln(other)[0])
+    # train and eval: BatchNorm switches to running statistics, LayerNorm computes the same thing
+    one = x[:1]
+    bn_train = bn(one)
+    bn.eval(), ln.eval()
+    assert not torch.allclose(bn(one), bn_train)
+    ln_eval = tokens_ln(one)
+    ln.train()
+    assert torch.equal(tokens_ln(one), ln_eval)
+    assert list(dict(ln.named_buffers())) == [] and {"running_mean", "running_var"} <= set(dict(bn.named_buffers()))
+    rms = nn.RMSNorm(8)
+    assert [n for n, _ in rms.named_parameters()] == ["weight"]  # no bias, and no mean subtracted:
+    v = _randn(2, 8)
+    assert not torch.allclose(rms(v + 3.0), rms(v), atol=1e-3) and torch.allclose(ln(v + 3.0), ln(v), atol=1e-5)
+
+
+@pytest.mark.verifies("norm-finetune-small-batch")
+def test_two_image_batches_overwrite_pretrained_statistics_unless_frozen():
+    pretrained_mean, pretrained_var = torch.full((4,), 0.5), torch.full((4,), 2.0)
+
+    def backbone():
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+        m[1].running_mean.copy_(pretrained_mean)
+        m[1].running_var.copy_(pretrained_var)
+        return m
+
+    two_images = _randn(2, 3, 16, 16) * 3 + 1
+    model = backbone()
+    model(two_images)  # train mode: normalised with two images' statistics, and the buffers move
+    assert not torch.allclose(model[1].running_mean, pretrained_mean)
+    # freeze: eval mode keeps and uses the pretrained statistics; also freeze gain and bias
+    model = backbone()
+    model[1].eval()
+    model[1].requires_grad_(False)
+    model(two_images).sum().backward()
+    assert torch.equal(model[1].running_mean, pretrained_mean) and model[1].weight.grad is None
+    assert model[0].weight.grad is not None  # the conv still trains
+    model.train()  # ...but model.train() puts the BN layer back in train mode: re-freeze after it
+    assert model[1].training
+    model(two_images)
+    assert not torch.allclose(model[1].running_mean, pretrained_mean)
+    # GroupNorm: one image's output does not depend on the other image
+    gn = nn.GroupNorm(2, 4)
+    a, b, c = _randn(1, 4, 8, 8, seed=1), _randn(1, 4, 8, 8, seed=2), _randn(1, 4, 8, 8, seed=3)
+    assert torch.allclose(gn(torch.cat([a, b]))[0], gn(torch.cat([a, c]))[0])
+    bn = nn.BatchNorm2d(4)
+    assert not torch.allclose(bn(torch.cat([a, b]))[0], bn(torch.cat([a, c]))[0])

@@ -287,3 +287,128 @@ def test_scaling_the_loss_moves_sgd_and_clipping_but_not_adam_or_decay():
         torch.nn.utils.clip_grad_norm_([p], max_norm=1.0)
         assert (not torch.equal(p.grad, before)) == clipped
     assert right_choices(TOPIC, "oid-adam-loss-scale") == {0, 3}
+
+
+@pytest.mark.verifies("oid-no-decay-why")
+def test_normalised_weights_are_scale_invariant_gains_are_not():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(8, 8, bias=False).double()
+    norm = torch.nn.LayerNorm(8, eps=1e-12, elementwise_affine=False).double()
+    x, target = torch.randn(4, 8, dtype=torch.float64), torch.randn(4, 8, dtype=torch.float64)
+
+    def loss_and_grad():
+        lin.weight.grad = None
+        loss = (norm(lin(x)) - target).pow(2).sum()
+        loss.backward()
+        return loss.item(), lin.weight.grad.clone()
+
+    loss1, g1 = loss_and_grad()
+    with torch.no_grad():
+        lin.weight.mul_(0.5)  # what decay does to the norm of a matrix
+    loss2, g2 = loss_and_grad()
+    assert loss2 == pytest.approx(loss1)  # the function is unchanged...
+    assert torch.allclose(g2, 2 * g1)  # ...and the gradient grows as 1/c: bigger relative steps
+    assert (g1 * lin.weight).sum().item() == pytest.approx(0.0, abs=1e-9)  # gradient orthogonal to w
+    # a gain is not scale-invariant: halving it halves the output
+    ln = torch.nn.LayerNorm(8).double()
+    y = ln(x)
+    with torch.no_grad():
+        ln.weight.mul_(0.5)
+    assert torch.allclose(ln(x), 0.5 * y)
+    # AdamW decays embedding rows that were not in the batch (their gradient is a dense zero)
+    emb = torch.nn.Embedding(5, 3)
+    opt = torch.optim.AdamW(emb.parameters(), lr=0.1, weight_decay=0.1)
+    before = emb.weight.detach().clone()
+    emb(torch.tensor([0, 1])).sum().backward()
+    opt.step()
+    assert emb.weight.grad[4].abs().sum() == 0
+    assert torch.allclose(emb.weight[4], before[4] * (1 - 0.1 * 0.1))
+
+    class Block(torch.nn.Module):  # GPT-2-style names
+        def __init__(self):
+            super().__init__()
+            self.wte = torch.nn.Embedding(10, 8)
+            self.ln_1 = torch.nn.LayerNorm(8)
+            self.fc = torch.nn.Linear(8, 8)
+
+    named = dict(Block().named_parameters())
+    by_ndim = {n for n, p in named.items() if p.dim() >= 2}  # nanoGPT's rule
+    by_name = {n for n in named if not any(k in n for k in ("bias", "LayerNorm"))}  # a BERT-style list
+    assert by_ndim == {"wte.weight", "fc.weight"}  # embeddings decayed, gains and biases not
+    assert "wte.weight" in by_name  # the name rule decays embeddings too...
+    assert "ln_1.weight" in by_name  # ...and silently decays a gain whose name is not "LayerNorm"
+
+
+def _max_update_over_lr(beta2: float, jump: bool) -> tuple[float, float]:
+    lr = 1e-3
+    p = scalar(0.0)
+    opt = torch.optim.Adam([p], lr=lr, betas=(0.9, beta2))
+    for _ in range(2000):  # a calm stretch of small gradients
+        step_once(opt, [p], [1e-3])
+    moves = []
+    for _ in range(30 if jump else 1):  # the gradient grows 1000-fold (and stays, or just once)
+        before = p.item()
+        step_once(opt, [p], [1.0])
+        moves.append(abs(p.item() - before) / lr)
+    return max(moves), moves[0]
+
+
+@pytest.mark.verifies("oid-beta2-llm")
+def test_a_slow_second_moment_turns_growing_gradients_into_large_steps():
+    assert 1 / (1 - 0.999) == pytest.approx(1000) and 1 / (1 - 0.95) == pytest.approx(20)
+    slow_max, slow_first = _max_update_over_lr(0.999, jump=True)
+    fast_max, _ = _max_update_over_lr(0.95, jump=True)
+    assert 5.5 < slow_max < 6.5  # about 6 x lr
+    assert fast_max < 1.2  # about 1.1 x lr at most
+    single, _ = _max_update_over_lr(0.999, jump=False)
+    assert single == slow_first and 2.9 < single <= 0.1 / math.sqrt(1 - 0.999) + 1e-9  # up to ≈ 3.2 x lr
+
+
+@pytest.mark.verifies("oid-optimizer-memory-compare")
+def test_optimizer_state_bytes_per_parameter():
+    def state_bytes(make, shape=(64, 32)):
+        p = torch.nn.Parameter(torch.randn(*shape))
+        opt = make([p])
+        p.grad = torch.randn(*shape)
+        opt.step()
+        return sum(t.numel() * t.element_size() for t in opt.state[p].values()
+                   if isinstance(t, torch.Tensor) and t.dim() > 0), p.numel()
+
+    sgd, n = state_bytes(lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9))
+    adamw, _ = state_bytes(lambda ps: torch.optim.AdamW(ps))
+    adafactor, _ = state_bytes(lambda ps: torch.optim.Adafactor(ps))
+    assert (sgd / n, adamw / n) == (4, 8)  # one float32 buffer; two moments
+    assert adafactor == (64 + 32) * 4  # one row and one column of statistics, no first moment
+    assert adafactor / adamw < 0.05  # and the saving grows with the matrix size
+    vector, m = state_bytes(lambda ps: torch.optim.Adafactor(ps), shape=(32,))
+    assert vector == 4 * m  # 1-D tensors keep full statistics
+    assert [4 * 7e9 / 1e9, 8 * 7e9 / 1e9] == [28, 56]  # GB for 7B parameters
+    # Lion is not in torch: its one momentum buffer (4 bytes) rests on Chen et al. (2023)
+
+
+@pytest.mark.verifies("oid-adam-why-sqrt")
+def test_adam_steps_are_unit_free_and_eps_sets_where_that_stops():
+    def mean_step(grads, lr=1e-3, eps=1e-8, scale=1.0):
+        p = torch.nn.Parameter(torch.zeros(len(grads[0]), dtype=torch.float64))
+        opt = torch.optim.Adam([p], lr=lr, eps=eps)
+        moves = []
+        for g in grads:
+            before = p.detach().clone()
+            p.grad = torch.tensor(g, dtype=torch.float64) * scale
+            opt.step()
+            moves.append((p.detach() - before).abs() / lr)
+        return torch.stack(moves[len(moves) // 2:]).mean(0)  # the later steps, in units of lr
+
+    steady = [[1e-4, 1.0, 1e4]] * 50  # three coordinates, gradients 8 orders of magnitude apart
+    assert torch.allclose(mean_step(steady), torch.ones(3, dtype=torch.float64), rtol=1e-3)  # each moves by about lr
+    gen = torch.Generator().manual_seed(0)
+    noisy = (torch.randn(200, 1, generator=gen, dtype=torch.float64)).tolist()  # sign flips at random
+    assert mean_step(noisy).item() < 0.5
+    assert torch.allclose(mean_step(steady, scale=1000.0), mean_step(steady), rtol=1e-3)  # loss scale drops out
+    # ...while √v̂ stays far above eps: near eps, scaling the loss changes the step
+    assert mean_step([[1e-8]] * 4, scale=1000.0).item() > 1.9 * mean_step([[1e-8]] * 4).item()
+    # eps: a gradient as small as eps halves the step; a large eps makes the update lr * m / eps
+    assert mean_step([[1e-8]]).item() == pytest.approx(0.5, rel=1e-6)
+    big_eps = mean_step([[1e-4]], eps=1e-1)
+    assert big_eps.item() == pytest.approx(1e-4 / (1e-4 + 1e-1), rel=1e-6)
+    assert torch.tensor(1e-8, dtype=torch.float16).item() == 0.0

@@ -415,3 +415,26 @@ def test_which_layouts_fit_a_70b_model_in_80_gb():
     }
     assert [round(v, 1) for v in per_gpu.values()] == [93.3, 155.3, 281.6, 48.1, 140.0]
     assert {i for i, gb in per_gpu.items() if gb < 80} == _right("shard-70b-fits")  # choices 0-4
+
+
+@pytest.mark.verifies("shard-plan-70b")
+def test_which_70b_layouts_fit_on_64_h100s():
+    assert _model_state_bytes(mixed=True) == 16  # bf16 weights and grads, fp32 master and two moments
+    psi, gpu_gb = 70e9, 80
+    total_tb = 16 * psi / 1e12
+    assert total_tb == pytest.approx(1.12) and total_tb * 1e3 / gpu_gb == pytest.approx(14)
+    fsdp_64 = _per_gpu_gb(psi, stage=3, n=64)
+    assert fsdp_64 == pytest.approx(17.5)
+    # hybrid sharding: shard inside the shard group, replicate across groups
+    hsdp = {group: _per_gpu_gb(psi, stage=3, n=group) for group in (8, 16, 32)}
+    assert hsdp[8] == pytest.approx(140) and hsdp[8] > gpu_gb  # within a node: does not fit
+    assert hsdp[16] == pytest.approx(70)  # fits the states alone, no room for activations
+    assert hsdp[32] == pytest.approx(35)
+    # TP 8 inside a node, ZeRO-1 over the 8 data-parallel replicas: 35 GB + 13.1 GB
+    tp_zero1 = _per_gpu_gb(psi / 8, stage=1, n=8)
+    assert round(tp_zero1, 1) == 48.1
+    assert 4 * psi / 8 / 1e9 == pytest.approx(35) and 12 * psi / 64 / 1e9 == pytest.approx(13.125)
+    # FSDP traffic per GPU per forward-backward: two all-gathers and a reduce-scatter of 140 GB
+    weights_gb = BYTES["weights"] * psi / 1e9
+    assert weights_gb == pytest.approx(140)
+    assert 3 * weights_gb * 63 / 64 == pytest.approx(413.4, abs=0.1)

@@ -289,3 +289,51 @@ def test_clip_grad_norm_behaviour():
     scaled.grad = torch.tensor([0.3, 0.4]) * 65536.0
     assert nn.utils.clip_grad_norm_([scaled], max_norm=1.0).item() == pytest.approx(0.5 * 65536.0)
     assert _right("stab-clip-facts") == {0, 2}
+
+
+@pytest.mark.verifies("stab-spike-card")
+def test_what_overflows_in_float16_and_what_bfloat16_loses():
+    assert torch.tensor(66000.0, dtype=torch.float16).item() == math.inf  # float16 overflows above 65504
+    assert torch.finfo(torch.float16).max == 65504
+    bf16 = torch.finfo(torch.bfloat16)
+    assert bf16.max == pytest.approx(torch.finfo(torch.float32).max, rel=0.01)  # float32's range...
+    assert torch.tensor(66000.0, dtype=torch.bfloat16).item() < math.inf
+    assert bf16.eps == 2**-7  # ...with 8 bits of precision: 256 + 1 rounds back to 256
+    assert torch.tensor(257.0, dtype=torch.bfloat16).item() == 256.0
+    # a long sum in bf16 stalls: adding 1 to 256 changes nothing
+    total = torch.tensor(0.0, dtype=torch.bfloat16)
+    for _ in range(1000):
+        total = total + torch.tensor(1.0, dtype=torch.bfloat16)
+    assert total.item() == 256.0
+    # clip_grad_norm_ returns the total norm before clipping: the number to log every step
+    p = nn.Parameter(torch.zeros(2))
+    p.grad = torch.tensor([30.0, 40.0])
+    assert torch.nn.utils.clip_grad_norm_([p], max_norm=1.0).item() == pytest.approx(50.0)
+
+
+@pytest.mark.verifies("stab-attn-logit-growth")
+def test_logits_grow_with_the_square_of_the_weight_scale_and_the_softmax_collapses():
+    d = 32
+    g = _gen(7)
+    x = torch.randn(10, d, generator=g)
+    wq, wk = torch.randn(d, d, generator=g) / math.sqrt(d), torch.randn(d, d, generator=g) / math.sqrt(d)
+
+    def entropy(logits):
+        return -(torch.softmax(logits, -1) * torch.log_softmax(logits, -1)).sum(-1).mean().item()
+
+    def softmax_jacobian_norm(row):
+        p = torch.softmax(row, -1)
+        return (torch.diag(p) - torch.outer(p, p)).norm().item()
+
+    base = _attention_logits(x, wq, wk, False)
+    scaled = {c: _attention_logits(x, c * wq, c * wk, False) for c in (1, 3, 10)}
+    assert torch.allclose(scaled[3], 9 * base, rtol=1e-4, atol=1e-4)  # quadratic in the weights' scale
+    entropies = [entropy(scaled[c]) for c in (1, 3, 10)]
+    assert entropies[0] > entropies[1] > entropies[2] and entropies[2] < 0.2  # near one-hot
+    jac = [softmax_jacobian_norm(scaled[c][0]) for c in (1, 3, 10)]
+    assert jac[0] > 5 * jac[2]  # the softmax's gradient vanishes
+    # fixes: QK-norm makes the logits independent of the scale; soft-capping bounds them
+    assert torch.allclose(_attention_logits(x, 10 * wq, 10 * wk, True), _attention_logits(x, wq, wk, True), atol=1e-3)
+    cap = 50.0
+    capped = cap * torch.tanh(scaled[10] * 100 / cap)
+    assert capped.abs().max().item() <= cap
