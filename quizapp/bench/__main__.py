@@ -1,0 +1,5 @@
+import sys
+
+from quizapp.bench.main import main
+
+sys.exit(main())
