@@ -54,15 +54,18 @@ def list_() -> None:
 @click.option("--topic", metavar="SLUG", help="Only this topic (see `quizapp list`).")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
               help="Questions in the session (a question rated Again comes back on top of these).")
-def review(topic: str | None, limit: int) -> None:
+@click.option("--new", "new", type=click.IntRange(min=0), metavar="N",
+              help="At most N new questions in this session (default: what is left of your daily limit, "
+                   "see `quizapp config new-per-day`).")
+def review(topic: str | None, limit: int, new: int | None) -> None:
     """Study in the terminal: due cards first, then new questions.
 
     A question rated Again is asked again later in the session (up to 3 times), each answer saved
-    as its own review.
+    as its own review. Type u at the next question's prompt to undo the last rating.
     """
     from quizapp.commands.review import review_session
 
-    sys.exit(review_session(topic, limit))
+    sys.exit(review_session(topic, limit, new))
 
 
 @cli.command()
@@ -119,11 +122,12 @@ def optimize(reset: bool) -> None:
 
 
 @cli.command()
-def stats() -> None:
+@click.option("--flags", is_flag=True, help="List the questions you flagged (with your notes) and suspended.")
+def stats(flags: bool) -> None:
     """Print your self-study progress."""
-    from quizapp.commands.stats import show_stats
+    from quizapp.commands.stats import show_flags, show_stats
 
-    sys.exit(show_stats())
+    sys.exit(show_flags() if flags else show_stats())
 
 
 @cli.command()
@@ -202,6 +206,40 @@ def watch(file: Path, exercise: str | None, device: str, json_lines: bool, timeo
 
 
 @cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--exercise", "exercise", metavar="ID", help="Which exercise FILE solves (only amp_training is benched).")
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default="cuda", show_default=True,
+              help="cpu: a dry run on a tiny model, its figures labelled CPU figures.")
+@click.option("--dtype", "dtypes", multiple=True, type=click.Choice(["float16", "bfloat16"]),
+              help="A precision to bench; repeat for both (default: both).")
+@click.option("--batch", type=click.IntRange(min=1), help="Rows per step (default: sized to the GPU's memory).")
+@click.option("--width", type=click.IntRange(min=1), help="Features of every layer (default 4096; 64 on the CPU).")
+@click.option("--depth", type=click.IntRange(min=1), help="Linear+GELU blocks (default 8; 2 on the CPU).")
+@click.option("--time-cap", type=click.FloatRange(min=0.01, max=3600), metavar="S",
+              help="Seconds of timed runs per configuration (default 15; 2 on the CPU).")
+@click.option("--peak-tflops", type=click.FloatRange(min=0.001), metavar="T",
+              help="The GPU's dense 16-bit peak, for a GPU the built-in table lacks.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Also write every figure to this JSON file.")
+@click.option("--no-sandbox", is_flag=True, help="Run the loop without the grader's sandbox.")
+def bench(file: Path, exercise: str | None, device: str, dtypes: tuple[str, ...], batch: int | None,
+          width: int | None, depth: int | None, time_cap: float | None, peak_tflops: float | None,
+          json_path: Path | None, no_sandbox: bool) -> None:
+    """CUDA only: step time, memory and TFLOP/s of your train_with_amp loop against float32.
+
+    Exits 2 without CUDA; `--device cpu` runs a labelled dry run instead."""
+    from quizapp.commands.bench import bench_file
+
+    options = ["--device", device, *(f"--dtype={d}" for d in dtypes)]
+    for flag, value in (("--batch", batch), ("--width", width), ("--depth", depth), ("--time-cap", time_cap),
+                        ("--peak-tflops", peak_tflops), ("--json", json_path)):
+        if value is not None:
+            options += [flag, str(value)]
+    if no_sandbox:
+        options.append("--no-sandbox")
+    sys.exit(bench_file(file, exercise, options))
+
+
+@cli.command()
 @click.argument("exercise_id", metavar="ID")
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--yes", is_flag=True, help="Do not ask before replacing the file.")
@@ -230,6 +268,63 @@ def solution(exercise_id: str, yes: bool) -> None:
     from quizapp.commands.exercises import show_solution
 
     sys.exit(show_solution(exercise_id, yes))
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--topic", metavar="SLUG", help="Only this topic (see `quizapp list`).")
+@click.option("--json", "as_json", is_flag=True, help='A JSON list of {"id", "topic", "type", "prompt"}.')
+def search(query: tuple[str, ...], topic: str | None, as_json: bool) -> None:
+    """Find questions whose prompt, choices, explanation or tags hold every word of QUERY; best first."""
+    from quizapp.commands.search import search_questions
+
+    sys.exit(search_questions(" ".join(query), topic, as_json))
+
+
+@cli.command()
+@click.argument("question_id", metavar="ID")
+@click.option("--note", metavar="TEXT", help="Why you doubt it (kept with the flag).")
+@click.option("--clear", is_flag=True, help="Take the flag (and its note) off.")
+def flag(question_id: str, note: str | None, clear: bool) -> None:
+    """Flag question ID as doubtful, with a note; `quizapp stats --flags` lists your flags."""
+    from quizapp.commands.marks import mark_question
+
+    if clear and note is not None:
+        raise click.UsageError("--clear takes the flag and its note off; give --note without --clear")
+    sys.exit(mark_question(question_id, flagged=not clear, note=note))
+
+
+@cli.command()
+@click.argument("question_id", metavar="ID")
+def suspend(question_id: str) -> None:
+    """Keep question ID out of every session, interview and due count until `quizapp unsuspend ID`."""
+    from quizapp.commands.marks import mark_question
+
+    sys.exit(mark_question(question_id, suspended=True))
+
+
+@cli.command()
+@click.argument("question_id", metavar="ID")
+def unsuspend(question_id: str) -> None:
+    """Study question ID again after `quizapp suspend ID`."""
+    from quizapp.commands.marks import mark_question
+
+    sys.exit(mark_question(question_id, suspended=False))
+
+
+@cli.group()
+def config() -> None:
+    """Your study settings."""
+
+
+@config.command("new-per-day")
+@click.argument("number", metavar="N", required=False, type=click.IntRange(min=0, max=10000))
+def config_new_per_day(number: int | None) -> None:
+    """At most N new questions a day (default 20), counted per local day across sessions; without N,
+    print the limit and what is left today."""
+    from quizapp.commands.marks import set_new_per_day
+
+    sys.exit(set_new_per_day(number))
 
 
 def main() -> None:

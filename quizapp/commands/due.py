@@ -31,10 +31,21 @@ def show_due(as_json: bool) -> int:
 
         bank = load_bank_reporting()
         plan = due_plan(store, {q.id: q.topic for q in bank.questions.values()}, load_catalog(), utcnow())
+        from quizapp.study.limits import new_today
+        from quizapp.study.stats import compute_stats
+
+        today = new_today(store, plan.now)
+        unseen = compute_stats(bank.outline(), store, now=plan.now).new
     if as_json:
-        click.echo(json.dumps(plan.to_json()))
+        document = plan.to_json()
+        # Added keys (the contract grows only by adding): what is left of the daily new-question limit.
+        document["new_today"] = {"limit": today.limit, "taken": today.taken, "left": min(today.left, unseen)}
+        click.echo(json.dumps(document))
         return 0
     print_plan(plan)
+    Console().print(f"[bold]New today[/]: {min(today.left, unseen)} left of your daily {today.limit} "
+                    f"({today.taken} started today; {plural(unseen, 'question')} not yet seen; "
+                    "`quizapp config new-per-day N` changes the limit)", highlight=False)
     return 0
 
 

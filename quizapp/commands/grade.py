@@ -60,7 +60,27 @@ def grade_file(file: Path, exercise: str | None, device: str, as_json: bool, eve
     saved = record_grade(report, file)  # after printing: a store problem never hides the result
     if saved is not None:
         click.echo(f"quizapp: the result was not saved: {saved}", err=True)
+    elif report.status == "pass" and not (as_json or events):
+        say_next_exercise(catalog)
     return report.exit_code
+
+
+def say_next_exercise(catalog) -> None:
+    """After a pass: the next exercise on the path (weakest topic first, then the easiest, not yet passed)."""
+    from quizapp.bank.cache import load_outline_cached
+    from quizapp.study.path import next_exercise_in
+    from quizapp.study.store import Store, StoreError
+
+    try:
+        with Store.open() as store:
+            upcoming = next_exercise_in(store, load_outline_cached()[0], catalog)
+    except StoreError:
+        return  # the grade said what matters; the path is a suggestion
+    if upcoming is None:
+        click.echo("Every exercise is passed. `quizapp due` says when each comes back for review.")
+    else:
+        click.echo(f"Next on your path: {upcoming.title} ({upcoming.id}, difficulty {upcoming.difficulty}): "
+                   f"quizapp start {upcoming.id}")
 
 
 def review_titles(ids: list[str]) -> tuple[list[tuple[str, str]], list[str]]:

@@ -28,6 +28,9 @@ def list_exercises() -> int:
         topics.add_row(t.slug, t.title, str(t.questions), str(t.seen), str(t.due))
     console.print(topics)
     if catalog:
+        from quizapp.study.path import next_exercise
+
+        upcoming = next_exercise(catalog, stats)
         table = Table(title="Exercises", title_justify="left")
         for name in ("exercise", "title", "status", "best"):
             table.add_column(name)
@@ -36,7 +39,13 @@ def list_exercises() -> int:
             status = "passed" if row.passed else ("attempted" if row.attempts else "not started")
             style = {"passed": "green", "attempted": "yellow"}.get(status, "dim")
             best = f"{row.best_passed}/{row.best_total}" if row.attempts else "-"
+            if upcoming is not None and row.exercise_id == upcoming.id:
+                status += " · next"
+                style = "bold cyan"
             table.add_row(row.exercise_id, info.title if info else "(no longer shipped)",
                           f"[{style}]{status}[/]", best)
         console.print(table)
+        if upcoming is not None:
+            console.print(f"Next on your path: {upcoming.id} (quizapp start {upcoming.id}); the weakest topic first, "
+                          "then the easiest.", highlight=False)
     return 0

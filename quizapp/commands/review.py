@@ -17,41 +17,56 @@ from quizapp.bank.answers import numeric_problem
 from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.study.keypoints import parse_ticks
+from quizapp.study.limits import new_today
 from quizapp.study.queue import study_queue
 from quizapp.study.schedule import RATING_NAMES, format_interval, preview, record_review
-from quizapp.study.session import SAVE_ERRORS, Answered, SessionResult, StudySession
+from quizapp.study.session import SAVE_ERRORS, UNDO_ERRORS, Answered, SessionResult, StudySession
 from quizapp.study.store import utcnow
 from quizapp.words import plural
 
 QUIT = "q"
+UNDO = "u"
 
 
 class Quit(Exception):
     """The learner ended the session (q, Ctrl+D or Ctrl+C)."""
 
 
-def ask(text: str, default: str | None = None) -> str:
+class Undo(Exception):
+    """The learner typed u at a question's prompt: take back the rating before it."""
+
+
+def ask(text: str, default: str | None = None, *, undo: bool = False) -> str:
     try:
         reply = click.prompt(text, default=default, show_default=bool(default), prompt_suffix=": ")
     except click.Abort:
         raise Quit from None
     if reply.strip().lower() == QUIT:
         raise Quit
+    if undo and reply.strip().lower() == UNDO:
+        raise Undo
     return reply
 
 
-def read_answer(q: Question, console: Console, seed: str = ""):
+def read_answer(q: Question, console: Console, seed: str = "", *, can_undo: bool = False):
     """Prompt until the reply can be checked; returns the response in check_answer's terms.
 
     Choices are shown shuffled (seeded by question and `seed`); the response is in file order.
+    `can_undo`: u at these prompts raises Undo (the rating before this question is taken back).
     """
+    if can_undo:
+        console.print("[dim](u: undo your last rating)[/]")
+
+    def prompt(text: str, default: str | None = None) -> str:
+        return ask(text, default, undo=can_undo)
+
     if q.type in ("single", "multi"):
         order = choice_order(q, seed)
         for i, index in enumerate(order, 1):
             console.print(f"  [bold]{i}.[/] {q.choices[index]}", highlight=False)
         many = q.type == "multi"
         while True:
-            reply = ask("Your answers (numbers, e.g. 1 3)" if many else "Your answer (number)")
+            reply = prompt("Your answers (numbers, e.g. 1 3)" if many else "Your answer (number)")
             parts = reply.replace(",", " ").split()
             if parts and all(p.isdecimal() and 1 <= int(p) <= len(q.choices) for p in parts) and (many or len(parts) == 1):
                 picks = sorted({order[int(p) - 1] for p in parts})
@@ -59,13 +74,13 @@ def read_answer(q: Question, console: Console, seed: str = ""):
             console.print(f"[yellow]Type {'numbers' if many else 'a number'} from 1 to {len(q.choices)}.[/]")
     if q.type == "numeric":
         while True:
-            reply = ask("Your answer (a number)")
+            reply = prompt("Your answer (a number)")
             problem = numeric_problem(reply)  # the checker's own rule: what passes here is checked
             if problem is None:
                 return reply
             console.print(f"[yellow]{escape(problem)}[/]")
     if q.type == "text":
-        return ask("Your answer")
+        return prompt("Your answer")
     if q.type == "order":
         shown = list(range(len(q.items)))
         random.shuffle(shown)
@@ -73,11 +88,11 @@ def read_answer(q: Question, console: Console, seed: str = ""):
         for letter, index in zip(letters, shown):
             console.print(f"  [bold]{letter}.[/] {q.items[index]}", highlight=False)
         while True:
-            reply = "".join(ask(f"Their right order, as letters (e.g. {letters[::-1]})").upper().split())
+            reply = "".join(prompt(f"Their right order, as letters (e.g. {letters[::-1]})").upper().split())
             if sorted(reply) == sorted(letters):
                 return [shown[letters.index(ch)] for ch in reply]
             console.print(f"[yellow]Use each of the letters {letters} once.[/]")
-    ask("Answer in your head (or type it), then press Enter for the model answer", default="")
+    prompt("Answer in your head (or type it), then press Enter for the model answer", default="")
     return None
 
 
@@ -136,7 +151,7 @@ def study_one(session: StudySession, store, console: Console) -> tuple[Answered,
     q = session.current
     console.print(Markdown(q.prompt))
     session.show()
-    response = read_answer(q, console, session.seed)
+    response = read_answer(q, console, session.seed, can_undo=session.can_undo)
     verdict = session.check(response)
     if verdict.correct is True:
         console.print("[bold green]✔ Right[/]")
@@ -173,7 +188,8 @@ def summary(result: SessionResult) -> str:
     return line + "."
 
 
-def review_session(topic: str | None, limit: int) -> int:
+def review_session(topic: str | None, limit: int, new: int | None = None) -> int:
+    """`new`: at most this many new questions (None: what is left of the daily limit today)."""
     store = open_store()
     if store is None:
         return 1
@@ -182,16 +198,23 @@ def review_session(topic: str | None, limit: int) -> int:
         bank = load_bank_reporting()
         if topic is not None and topic not in bank.topics:
             raise click.UsageError(f"no topic '{topic}' (topics: {', '.join(bank.topics)})")
-        queue = study_queue(bank, store, topic=topic, limit=limit)
+        today = new_today(store, utcnow())
+        queue = study_queue(bank, store, topic=topic, limit=limit, new_limit=today.left if new is None else new)
         due_exercises = exercises_due(store, topic)
         if not queue:
             if due_exercises:
                 show_due_exercises(due_exercises, console)
                 return 0
+            if new is None and not today.left and study_queue(bank, store, topic=topic, limit=1):
+                console.print(f"Nothing is due, and today's {plural(today.limit, 'new question')} are done "
+                              "(your daily limit). Come back tomorrow, or take more now with `quizapp review "
+                              "--new N` (`quizapp config new-per-day N` changes the limit).")
+                return 0
             console.print("Nothing is due and every question has been seen. Come back later.")
             return 0
         console.print(f"{plural(len(queue), 'question')}. Type q (or Ctrl+D) at any prompt to stop; every answer "
-                      "is saved. A question you rate Again comes back later in the session.")
+                      "is saved. A question you rate Again comes back later in the session; u at the next "
+                      "question's prompt undoes a rating.")
         # The clock seeds a new shuffle of the choices each session and stamps each review; reviews are
         # written through this module's record_review, where a test can stand in a store that refuses.
         session = StudySession(queue, store, clock=utcnow, title=bank.topics[topic].title if topic else "Review",
@@ -203,7 +226,11 @@ def review_session(topic: str | None, limit: int) -> int:
                 title = f"{n}/{total} · {bank.topics[q.topic].title} · {q.type}"
                 again = " · again" if session.asked_before(q) else ""
                 console.rule(f"{title} · difficulty {q.difficulty}{again}")
-                answered, stop = study_one(session, store, console)
+                try:
+                    answered, stop = study_one(session, store, console)
+                except Undo:
+                    take_back(session, console)
+                    continue
                 if stop:
                     break
                 if answered.requeued:
@@ -219,6 +246,17 @@ def review_session(topic: str | None, limit: int) -> int:
         if due_exercises and lost is None:
             show_due_exercises(due_exercises, console)
     return 1 if lost else 0
+
+
+def take_back(session: StudySession, console: Console) -> None:
+    """Undo the session's last rating: its answer is deleted, its card put back, and it is asked again."""
+    try:
+        undone = session.undo()
+    except UNDO_ERRORS as exc:
+        console.print(f"[yellow]Could not undo:[/] {escape(str(exc))}")
+        return
+    console.print(f"[dim]Took back your rating of {escape(undone.question.id)} ({RATING_NAMES[undone.rating]}); "
+                  "it is asked again.[/]")
 
 
 def exercises_due(store, topic: str | None) -> list:

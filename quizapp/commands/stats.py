@@ -34,9 +34,13 @@ def show_stats() -> int:
         from quizapp.study.store import utcnow
 
         plan = due_plan(store, {q.id: q.topic for q in bank.questions.values()}, catalog, utcnow())
+        from quizapp.study.limits import new_today
+
+        today = new_today(store, plan.now)
+        suspended = len(store.suspended_ids())
     console = Console()
     streak = plural(stats.streak_days, "day") + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
-    console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new}   "
+    console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new} ({min(stats.new, today.left)} left today)   "
                   f"[bold]Answers[/]: {stats.attempts}   [bold]Accuracy[/]: {percent(stats.accuracy)}   "
                   f"[bold]Exercises passed[/]: {stats.exercises_passed}/{len(stats.exercises)}")
     table = Table(title="Topics", title_justify="left")
@@ -62,4 +66,45 @@ def show_stats() -> int:
                       "(quizapp due shows when).[/]", highlight=False)
     if plan.retired:
         console.print(f"[dim]Kept, not scheduled: history of {', '.join(plan.retired)} (no longer shipped).[/]")
+    if suspended:
+        console.print(f"[dim]{plural(suspended, 'question')} suspended (quizapp stats --flags lists them).[/]")
+    return 0
+
+
+def show_flags() -> int:
+    """`quizapp stats --flags`: the questions flagged (with the learner's notes), then the suspended ones."""
+    from rich.markup import escape
+
+    from quizapp.bank.search import first_line
+
+    store = open_store()
+    if store is None:
+        return 1
+    with store:
+        bank = load_bank_reporting()
+        marks = store.marks()
+    console = Console(highlight=False)
+    flagged = [m for m in marks.values() if m.flagged]
+    suspended = [m for m in marks.values() if m.suspended]
+    if not flagged and not suspended:
+        console.print("No question is flagged or suspended. `quizapp flag ID --note TEXT` flags one; "
+                      "`quizapp search WORDS` finds its id.")
+        return 0
+    for title, rows, empty in (("Flagged", flagged, "No question is flagged."),
+                               ("Suspended", suspended, "No question is suspended.")):
+        if not rows:
+            console.print(empty)
+            continue
+        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
+        for name in ("question", "topic", "since", "note" if title == "Flagged" else "prompt"):
+            table.add_column(name, overflow="fold")
+        for m in rows:
+            q = bank.questions.get(m.question_id)
+            topic = q.topic if q else "(no longer in the bank)"
+            detail = (m.note or "-") if title == "Flagged" else (first_line(q.prompt, 60) if q else "-")
+            table.add_row(m.question_id, topic, m.updated_at[:10], escape(detail))
+        console.print(table)
+    if suspended:
+        console.print("[dim]`quizapp unsuspend ID` studies a question again; `quizapp flag ID --clear` takes a "
+                      "flag off.[/]")
     return 0

@@ -25,7 +25,10 @@ def write_progress_json(path: Path) -> int:
         except OSError as exc:
             return fail(f"cannot write {display_path(path)}: {exc.strerror or exc}")
     click.echo(f"Wrote {display_path(path)}: {plural(len(document['answers']), 'answer')}, {plural(len(document['cards']), 'card')}, "
-               f"{plural(len(document['grades']), 'grade')}, {plural(len(document['interviews']), 'interview')}.")
+               f"{plural(len(document['grades']), 'grade')}, {plural(len(document['interviews']), 'interview')}"
+               + (f", {plural(len(marks), 'flagged or suspended question')}"
+                  if (marks := [m for m in document['question_marks'] if m['flagged'] or m['suspended']]) else "")
+               + ".")
     click.echo("On the other machine: quizapp import " + display_path(path))
     return 0
 
@@ -55,7 +58,9 @@ def merge_progress_json(path: Path) -> int:
                f"cards rescheduled from their whole history), {plural(summary.grades, 'grade')}, "
                f"{plural(summary.interviews, 'interview')}"
                + (f", {plural(summary.exercise_events, 'exercise event')} (hints, solutions read)"
-                  if summary.exercise_events else "") + ".")
+                  if summary.exercise_events else "")
+               + (f", {plural(summary.question_marks, 'flag or suspension', 'flags or suspensions')}"
+                  if summary.question_marks else "") + ".")
     if summary.parameters:
         click.echo("Your fitted FSRS parameters came along and now schedule your reviews here.")
     return 0

@@ -123,7 +123,8 @@ def pick_questions(bank: Bank, store: Store, weights: dict[str, float], budget: 
     cards = store.cards()
     parameters = store.fsrs_parameters()
     recall = {qid: retrievability(card, now, parameters) for qid, (_, card) in cards.items() if qid in bank.questions}
-    left = {slug: list(bank.topic_questions(slug)) for slug in weights}
+    suspended = store.suspended_ids()  # a suspended question is in no interview
+    left = {slug: [q for q in bank.topic_questions(slug) if q.id not in suspended] for slug in weights}
     draw = dict(weights)
     chosen: list[Question] = []
     spent, want_card = 0.0, True

@@ -92,6 +92,9 @@ def due_plan(store: Store, question_topics: Mapping[str, str], catalog: Mapping,
     pack no longer has is left out); `catalog`: exercise id -> Exercise."""
     grades = store.grade_events()
     soon = review_soon(grades, store.last_answered())
+    suspended = store.suspended_ids()  # in no due count until unsuspended
+    if suspended:
+        question_topics = {qid: topic for qid, topic in question_topics.items() if qid not in suspended}
     questions: dict[str, DueQuestion] = {}
     for qid, (due_iso, _) in store.cards().items():
         if qid in question_topics:

@@ -9,25 +9,29 @@ from quizapp.study.store import Store, iso, utcnow
 
 
 def study_queue(bank: Bank, store: Store, *, topic: str | None = None, now: datetime | None = None,
-                limit: int | None = None, include_new: bool = True) -> list[Question]:
+                limit: int | None = None, include_new: bool = True, new_limit: int | None = None) -> list[Question]:
     """The questions a failed check asked for (oldest request first), then due cards (most overdue
-    first), then new questions (easiest first, topics taking turns)."""
+    first), then new questions (easiest first, topics taking turns), at most `new_limit` of them
+    (None: no cap; the front ends pass what is left of the daily limit, see limits.new_today).
+    A suspended question is never in it."""
     from quizapp.study.due import review_soon
 
     now_iso = iso(now or utcnow())
     cards = store.cards()
+    suspended = store.suspended_ids()
 
     def wanted(question: Question | None) -> bool:
-        return question is not None and (topic is None or question.topic == topic)
+        return question is not None and (topic is None or question.topic == topic) and question.id not in suspended
 
     asked = sorted((since, qid) for qid, (since, _) in review_soon(store.grade_events(), store.last_answered()).items())
     queue = [bank.questions[qid] for _, qid in asked if wanted(bank.questions.get(qid))]
     first = {q.id for q in queue}
     due = sorted((due_at, qid) for qid, (due_at, _) in cards.items() if due_at <= now_iso and qid not in first)
     queue += [bank.questions[qid] for _, qid in due if wanted(bank.questions.get(qid))]
-    if include_new:
-        queue += _interleaved(q for q in bank.questions.values()
-                              if q.id not in cards and q.id not in first and wanted(q))
+    if include_new and new_limit != 0:
+        fresh = _interleaved(q for q in bank.questions.values()
+                             if q.id not in cards and q.id not in first and wanted(q))
+        queue += fresh if new_limit is None else fresh[:max(0, new_limit)]
     return queue if limit is None else queue[:limit]
 
 

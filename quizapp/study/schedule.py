@@ -86,8 +86,10 @@ def retrievability(card_json: str, now: datetime | None = None,
 
 
 def record_review(store: Store, question: Question, *, rating: int, correct: bool | None,
-                  response=None, duration_ms: int | None = None, now: datetime | None = None) -> datetime:
-    """Save one answer and reschedule its card in one transaction; returns the next due time."""
+                  response=None, duration_ms: int | None = None, now: datetime | None = None,
+                  uid: str | None = None) -> datetime:
+    """Save one answer and reschedule its card in one transaction; returns the next due time.
+    `uid`: the answer's id (made here when not given), by which `Store.undo_answer` takes it back."""
     if rating not in RATING_NAMES:
         raise ValueError(f"rating must be 1-4, got {rating!r}")
     now = now or utcnow()
@@ -103,7 +105,7 @@ def record_review(store: Store, question: Question, *, rating: int, correct: boo
         return json.dumps(new_card.to_dict()), new_card.due
 
     store.record_answer(question.id, question.topic, rating=rating, correct=correct, reschedule=reschedule,
-                        at=now, duration_ms=duration_ms, response=response)
+                        at=now, duration_ms=duration_ms, response=response, uid=uid)
     return result["due"]
 
 

@@ -82,6 +82,20 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX exercise_events_exercise ON exercise_events(exercise_id);
     """,
+    # 4: undo of a rating, and the learner's marks on questions (a flag with a note; suspended)
+    """
+    -- The question's cards row before this answer, as JSON {"topic", "due", "card", "reviewed_at"}
+    -- ('null' when it had none): undoing the answer puts it back. NULL for older and imported answers.
+    ALTER TABLE answers ADD COLUMN previous_card TEXT;
+
+    CREATE TABLE question_marks (
+        question_id  TEXT PRIMARY KEY,
+        flagged      INTEGER NOT NULL DEFAULT 0,    -- 1: the learner doubts the question
+        note         TEXT,                          -- the learner's note with the flag
+        suspended    INTEGER NOT NULL DEFAULT 0,    -- 1: kept out of every session until unsuspended
+        updated_at   TEXT    NOT NULL               -- ISO 8601, UTC; an import keeps the later mark
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

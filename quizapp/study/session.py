@@ -17,11 +17,12 @@ from quizapp.bank.model import Question
 from quizapp.study.keypoints import rating_from_key_points
 from quizapp.study.queue import requeue_again
 from quizapp.study.schedule import default_rating, record_review
-from quizapp.study.store import Store, StoreError
+from quizapp.study.store import Store, StoreError, UndoRefused, new_uid
 
 # What a refused save raises (another process holding the write lock, a full disk): the answer stays
 # pending, so the front end can say so and try again. The store wraps every sqlite3 error in its own.
 SAVE_ERRORS = (StoreError,)
+UNDO_ERRORS = (StoreError, UndoRefused)
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Answered:
     again: bool = False  # a re-ask after Again in the same session (saved as a review of its own)
     due: datetime | None = None  # when FSRS brings the question back
     requeued: bool = False  # rated Again and put back into this session
+    uid: str | None = None  # the saved answer's id in the store (what undo takes back)
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Pending:
     duration_ms: int
     suggested: int  # the rating the answer suggests (a card's key points: the rating the ticks give)
     at: datetime | None = None  # when it was first offered to the store: a retry saves it at that moment
+    uid: str | None = None  # the answer's id, made on the first try to save it: a retry saves it once
 
 
 class StudySession:
@@ -93,6 +96,8 @@ class StudySession:
         self.left = False
         self.shown_at: datetime | None = None
         self.reasked: dict[str, int] = {}  # question id -> times brought back after Again (requeue_again)
+        # What undo puts back, newest last: (the answer, the running order, index and re-asks before it).
+        self._undo: list[tuple[Answered, list[Question], int, dict[str, int]]] = []
         # Choices are shuffled per question and session: a redraw keeps the order, a new session changes it.
         self.seed = clock().isoformat()
 
@@ -148,7 +153,9 @@ class StudySession:
     def rate(self, rating: int) -> Answered:
         """Save the pending answer with `rating` (1-4); Again brings the question back later in the
         session. A refused save raises one of SAVE_ERRORS and leaves the answer pending."""
+        before = (list(self.questions), self.index, dict(self.reasked))
         answered = self._save(rating)
+        self._undo.append((answered, *before))
         rest = self.questions[self.index + 1:]
         # Again: the question comes back later in this session, as in Anki (each time a review of its own).
         if requeue_again(rest, answered.question, rating, self.reasked):
@@ -161,6 +168,38 @@ class StudySession:
         if self.pending is not None:
             raise RuntimeError("rate the answer first: it would be lost")
         self.index += 1
+        return self.current
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether `undo` can take back a rating now: one was saved this session and no answer waits."""
+        return bool(self._undo) and self.pending is None and not self.left
+
+    def undo(self) -> Answered:
+        """Take back the last rating saved in this session: its answer row is deleted and its card put
+        back exactly as it was; the question is asked again, where it was in the running order. A
+        refused undo raises UndoRefused (or one of SAVE_ERRORS) and changes nothing."""
+        if self.left:
+            raise RuntimeError("the session has ended")
+        if self.pending is not None:
+            raise RuntimeError("rate the answer first: it would be lost")
+        if not self._undo:
+            raise RuntimeError("no rating to undo in this session")
+        answered, questions, index, reasked = self._undo[-1]
+        self.store.undo_answer(answered.uid)
+        self._undo.pop()
+        self.result.answered.remove(answered)
+        self.questions, self.index, self.reasked = questions, index, reasked
+        self.shown_at = None
+        return answered
+
+    def drop(self, question_id: str) -> Question | None:
+        """Take the current question (and any later copy of it) out of the running order, as when the
+        learner suspends it; returns the question now current (None: the session is done)."""
+        if self.pending is not None:
+            raise RuntimeError("rate the answer first: it would be lost")
+        self.questions[self.index:] = [q for q in self.questions[self.index:] if q.id != question_id]
+        self.shown_at = None
         return self.current
 
     def leave(self, rating: int | None = None) -> Answered | None:
@@ -178,10 +217,12 @@ class StudySession:
         """The one place a rating is written: the answer row and the FSRS card, in one transaction."""
         pending = self._need_pending()
         pending.at = pending.at or self.clock()
+        pending.uid = pending.uid or new_uid()
         due = self.record(self.store, pending.question, rating=rating, correct=pending.verdict.correct,
-                          response=pending.response, duration_ms=pending.duration_ms, now=pending.at)
+                          response=pending.response, duration_ms=pending.duration_ms, now=pending.at,
+                          uid=pending.uid)
         answered = Answered(pending.question, pending.verdict.correct, rating,
-                            again=self.asked_before(pending.question), due=due)
+                            again=self.asked_before(pending.question), due=due, uid=pending.uid)
         self.answered.append(answered)
         self.pending = None
         return answered

@@ -33,10 +33,16 @@ class TopicStats(NamedTuple):
     correct: int
     due: int
     mastery: float  # share of the topic's questions held for a week (schedule.held); unseen count 0
+    suspended_new: int = 0  # questions not yet seen that the learner suspended: not counted as new
 
     @property
     def accuracy(self) -> float | None:
         return self.correct / self.checked if self.checked else None
+
+    @property
+    def new(self) -> int:
+        """Questions never answered and not suspended."""
+        return self.questions - self.seen - self.suspended_new
 
 
 class ExerciseStats(NamedTuple):
@@ -65,7 +71,7 @@ class Stats(NamedTuple):
 
     @property
     def new(self) -> int:
-        return sum(t.questions - t.seen for t in self.topics)
+        return sum(t.new for t in self.topics)
 
     @property
     def attempts(self) -> int:
@@ -193,6 +199,7 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
     now_iso = iso(now)
     cards = store.cards()
     answers = store.answers()
+    suspended = store.suspended_ids()  # in no due or new count until unsuspended
     by_topic_attempts: Counter = Counter()
     by_topic_checked: Counter = Counter()
     by_topic_correct: Counter = Counter()
@@ -226,8 +233,9 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
         topics.append(TopicStats(
             slug=slug, title=topic.title, questions=len(ids), seen=len(seen),
             attempts=by_topic_attempts[slug], checked=by_topic_checked[slug], correct=by_topic_correct[slug],
-            due=sum(1 for qid in seen if cards[qid][0] <= now_iso),
+            due=sum(1 for qid in seen if cards[qid][0] <= now_iso and qid not in suspended),
             mastery=known / len(ids) if ids else 0.0,
+            suspended_new=sum(1 for qid in ids if qid in suspended and qid not in cards) if suspended else 0,
         ))
 
     days = {local_day(stamp) for stamp in store.activity_days_utc()}

@@ -101,6 +101,24 @@ class ExerciseEvent(NamedTuple):
 EXERCISE_EVENT_KINDS = ("hint", "solution")
 
 
+class QuestionMark(NamedTuple):
+    """The learner's marks on one question: a flag (doubtful, with a note) and suspended (in no session)."""
+
+    question_id: str
+    flagged: bool
+    note: str | None
+    suspended: bool
+    updated_at: str  # ISO UTC
+
+
+class UndoRefused(Exception):
+    """An answer cannot be taken back; the message says why. Nothing was changed."""
+
+
+NEW_PER_DAY_KEY = "new_per_day"
+DEFAULT_NEW_PER_DAY = 20
+
+
 class InterviewRecord(NamedTuple):
     uid: str
     started_at: datetime
@@ -299,20 +317,25 @@ class Store:
     # -- writes -----------------------------------------------------------------------------
 
     def record_answer(self, question_id: str, topic: str, *, rating: int, correct: bool | None,
-                      reschedule, at: datetime, duration_ms: int | None = None, response=None) -> None:
-        """The answer row and the card's new FSRS state, together or not at all.
+                      reschedule, at: datetime, duration_ms: int | None = None, response=None,
+                      uid: str | None = None) -> str:
+        """The answer row and the card's new FSRS state, together or not at all; returns the answer's uid.
 
         `reschedule(old_card_json_or_None) -> (new_card_json, due)` runs under the write lock, so
-        two processes reviewing the same card cannot lose one of the reviews.
+        two processes reviewing the same card cannot lose one of the reviews. The card row as it was
+        is kept with the answer (`previous_card`), so that `undo_answer` can put it back exactly.
         """
+        uid = uid or new_uid()
         with self.transaction() as conn:
-            row = conn.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()
-            card_json, due = reschedule(row[0] if row else None)
+            row = conn.execute("SELECT topic, due, card, reviewed_at FROM cards WHERE question_id = ?",
+                               (question_id,)).fetchone()
+            card_json, due = reschedule(row[2] if row else None)
+            previous = None if row is None else dict(zip(("topic", "due", "card", "reviewed_at"), row))
             conn.execute(
-                "INSERT INTO answers (uid, question_id, topic, answered_at, correct, rating, duration_ms, response)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (new_uid(), question_id, topic, iso(at), None if correct is None else int(correct), rating,
-                 duration_ms, _json().dumps(response)),
+                "INSERT INTO answers (uid, question_id, topic, answered_at, correct, rating, duration_ms, response,"
+                " previous_card) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (uid, question_id, topic, iso(at), None if correct is None else int(correct), rating,
+                 duration_ms, _json().dumps(response), _json().dumps(previous)),
             )
             conn.execute(
                 "INSERT INTO cards (question_id, topic, due, card, reviewed_at) VALUES (?, ?, ?, ?, ?)"
@@ -320,6 +343,54 @@ class Store:
                 " card = excluded.card, reviewed_at = excluded.reviewed_at",
                 (question_id, topic, iso(due), card_json, iso(at)),
             )
+        return uid
+
+    def undo_answer(self, uid: str) -> str:
+        """Take back one answer: its row is deleted and the question's card is put back exactly as it
+        was before it (deleted when there was none). Returns the question id. Refuses (UndoRefused)
+        an answer that is gone, that was not recorded with its card's earlier state (imported, or
+        from before undo existed), or that is no longer the question's latest."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT id, question_id, previous_card FROM answers WHERE uid = ?", (uid,)).fetchone()
+            if row is None:
+                raise UndoRefused("that answer is no longer in the progress store")
+            answer_id, question_id, previous = row
+            if previous is None:
+                raise UndoRefused("that answer was not saved with what it replaced, so it cannot be taken back")
+            if conn.execute("SELECT 1 FROM answers WHERE question_id = ? AND id > ? LIMIT 1",
+                            (question_id, answer_id)).fetchone():
+                raise UndoRefused(f"{question_id} was answered again since (in another window?)")
+            conn.execute("DELETE FROM answers WHERE id = ?", (answer_id,))
+            card = _json().loads(previous)
+            if card is None:
+                conn.execute("DELETE FROM cards WHERE question_id = ?", (question_id,))
+            else:
+                conn.execute(
+                    "INSERT INTO cards (question_id, topic, due, card, reviewed_at) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT(question_id) DO UPDATE SET topic = excluded.topic, due = excluded.due,"
+                    " card = excluded.card, reviewed_at = excluded.reviewed_at",
+                    (question_id, card["topic"], card["due"], card["card"], card["reviewed_at"]))
+        return question_id
+
+    def set_mark(self, question_id: str, *, flagged: bool | None = None, note: str | None = None,
+                 suspended: bool | None = None, at: datetime | None = None) -> QuestionMark:
+        """Flag or unflag a question (with the learner's note), or suspend or unsuspend it; what is not
+        given is kept. Returns the question's marks as they are now. A question with neither mark
+        keeps no row."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT flagged, note, suspended FROM question_marks WHERE question_id = ?",
+                               (question_id,)).fetchone()
+            was_flagged, was_note, was_suspended = (bool(row[0]), row[1], bool(row[2])) if row else (False, None, False)
+            flag = was_flagged if flagged is None else flagged
+            text = (note if note is not None else was_note) if flag else None
+            hold = was_suspended if suspended is None else suspended
+            mark = QuestionMark(question_id, flag, text or None, hold, iso(at or utcnow()))
+            conn.execute(
+                "INSERT INTO question_marks (question_id, flagged, note, suspended, updated_at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(question_id) DO UPDATE SET flagged = excluded.flagged, note = excluded.note,"
+                " suspended = excluded.suspended, updated_at = excluded.updated_at",
+                (question_id, int(mark.flagged), mark.note, int(mark.suspended), mark.updated_at))
+        return mark
 
     def record_grade(self, exercise_id: str, *, status: str, checks_passed: int, checks_total: int,
                      device: str | None = None, duration_s: float | None = None,
@@ -435,6 +506,35 @@ class Store:
             return self.conn.execute("SELECT * FROM answers WHERE answered_at >= ? ORDER BY id", (iso(since),)).fetchall()
         finally:
             self.conn.row_factory = None
+
+    @_locked
+    def first_answered(self) -> dict[str, str]:
+        """question id -> when it was first answered (ISO UTC): the day a question stopped being new."""
+        return dict(self.conn.execute("SELECT question_id, MIN(answered_at) FROM answers GROUP BY question_id"))
+
+    @_locked
+    def marks(self) -> dict[str, QuestionMark]:
+        """question id -> its marks, for every question flagged or suspended (rows with neither mark are
+        kept too: an import needs their time, but readers see them as unmarked)."""
+        rows = self.conn.execute("SELECT question_id, flagged, note, suspended, updated_at FROM question_marks"
+                                 " ORDER BY question_id")
+        return {qid: QuestionMark(qid, bool(flagged), note, bool(suspended), at)
+                for qid, flagged, note, suspended, at in rows}
+
+    @_locked
+    def suspended_ids(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT question_id FROM question_marks WHERE suspended = 1")}
+
+    def new_per_day(self) -> int:
+        """The learner's daily limit of new questions (`quizapp config new-per-day N`)."""
+        value = self.setting(NEW_PER_DAY_KEY, DEFAULT_NEW_PER_DAY)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else DEFAULT_NEW_PER_DAY
+
+    @_locked
+    def answers_of(self, question_id: str) -> list[tuple[str, int | None, int, int | None]]:
+        """One question's answers, oldest first: (answered_at ISO UTC, correct 1/0/None, rating, duration_ms)."""
+        return self.conn.execute("SELECT answered_at, correct, rating, duration_ms FROM answers WHERE question_id = ?"
+                                 " ORDER BY answered_at, id", (question_id,)).fetchall()
 
     @_locked
     def answer_count(self) -> int:

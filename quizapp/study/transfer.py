@@ -46,10 +46,12 @@ class ImportSummary:
     cards: int  # questions whose card was recomputed
     parameters: bool  # fitted FSRS parameters adopted from the file
     exercise_events: int = 0  # hints shown and references read (an exercise's schedule replays them)
+    question_marks: int = 0  # questions whose flag or suspension the file brought (a later mark wins)
 
     @property
     def changed(self) -> bool:
-        return bool(self.answers or self.grades or self.interviews or self.parameters or self.exercise_events)
+        return bool(self.answers or self.grades or self.interviews or self.parameters or self.exercise_events
+                    or self.question_marks)
 
 
 # -- export ---------------------------------------------------------------------------------------
@@ -81,6 +83,12 @@ def export_progress(store: Store, *, now: datetime | None = None) -> dict:
             for uid, exercise_id, kind, at in conn.execute(
                 "SELECT uid, exercise_id, kind, at FROM exercise_events ORDER BY at, uid")
         ]
+        question_marks = [
+            {"question_id": qid, "flagged": bool(flagged), "note": note, "suspended": bool(suspended),
+             "updated_at": at}
+            for qid, flagged, note, suspended, at in conn.execute(
+                "SELECT question_id, flagged, note, suspended, updated_at FROM question_marks ORDER BY question_id")
+        ]
         interviews = [
             {"uid": uid, "started_at": started, "finished_at": finished, "minutes": minutes, "score": score,
              "report": _report(report)}
@@ -99,6 +107,7 @@ def export_progress(store: Store, *, now: datetime | None = None) -> dict:
         "interviews": interviews,
         "exercise_events": exercise_events,
         "exercises": _exported_exercises(grades, exercise_events),
+        "question_marks": question_marks,
     }
 
 
@@ -255,10 +264,22 @@ def import_progress(store: Store, document: dict) -> ImportSummary:
             cursor = conn.execute("INSERT OR IGNORE INTO exercise_events (uid, exercise_id, kind, at) VALUES (?, ?, ?, ?)",
                                   (e["uid"], e["exercise_id"], e["kind"], iso(_moment(e["at"]))))
             added_events += cursor.rowcount
+        added_marks = 0
+        for m in document.get("question_marks", ()):  # files written before flags and suspension have none
+            # One row per question: the later mark wins, so importing a file twice changes nothing.
+            cursor = conn.execute(
+                "INSERT INTO question_marks (question_id, flagged, note, suspended, updated_at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(question_id) DO UPDATE SET flagged = excluded.flagged, note = excluded.note,"
+                " suspended = excluded.suspended, updated_at = excluded.updated_at"
+                " WHERE excluded.updated_at > question_marks.updated_at",
+                (m["question_id"], int(m["flagged"]), m["note"] if m["flagged"] else None, int(m["suspended"]),
+                 iso(_moment(m["updated_at"]))))
+            added_marks += cursor.rowcount
         adopted = _adopt_parameters(conn, document["fsrs_parameters"])
         parameters = fsrs_params.parse(_setting(conn, FSRS_PARAMETERS_KEY))
         recompute_cards(conn, sorted(touched), parameters)
-    return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted, added_events)
+    return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted, added_events,
+                         added_marks)
 
 
 def _adopt_parameters(conn, parameters: list | None) -> bool:
@@ -438,6 +459,12 @@ def _anything(value) -> str | None:
     return _free_form(value)
 
 
+def _note(value) -> str | None:
+    if not isinstance(value, str) or len(value) > 10_000:
+        return "must be text of at most 10,000 characters"
+    return None if _encodable(value) else "must be text without lone surrogate escapes"
+
+
 def _event_kind(value) -> str | None:
     return None if value in EXERCISE_EVENT_KINDS else f"must be one of {', '.join(EXERCISE_EVENT_KINDS)}"
 
@@ -463,6 +490,8 @@ _SECTIONS = {
     },
     "exercise_events": {"uid": _uid, "exercise_id": _text, "kind": _event_kind, "at": _time},
     "exercises": {"exercise_id": _text},  # for readers; an import replays the grades instead
+    "question_marks": {"question_id": _text, "flagged": _boolean, "note": _optional(_note), "suspended": _boolean,
+                       "updated_at": _time},
 }
 # Sections a file of the same format version may lack (older writers): absent reads as empty.
-_OPTIONAL_SECTIONS = {"exercise_events", "exercises"}
+_OPTIONAL_SECTIONS = {"exercise_events", "exercises", "question_marks"}

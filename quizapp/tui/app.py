@@ -142,6 +142,11 @@ class QuizApp(App[int]):
         questions = self.context.queue(message.topic)
         if not questions:
             where = f" in {topic.title}" if topic else ""
+            today = self.context.new_today()
+            if not today.left and self.context.stats().new:
+                self.notify(f"Nothing is due{where}, and today's {today.limit} new questions are done (your daily "
+                            "limit; `quizapp config new-per-day N` changes it). Come back tomorrow.", title="All done")
+                return
             self.notify(f"Nothing to study{where} right now: no card is due and every question has been seen.",
                         title="All done")
             return
@@ -175,6 +180,11 @@ class QuizApp(App[int]):
         from quizapp.tui.screens.stats import StatsScreen
 
         self.push_screen(StatsScreen(self.context))
+
+    def action_browse(self) -> None:
+        from quizapp.tui.screens.browse import BrowseScreen
+
+        self.push_screen(BrowseScreen(self.context))
 
     def action_help(self) -> None:
         from quizapp.tui.screens.help import HelpScreen

@@ -61,7 +61,14 @@ class StudyContext:
         """Due cards, then new questions; one session's worth."""
         from quizapp.study.queue import study_queue  # the scheduler loads when study starts, not at start-up
 
-        return study_queue(self.bank, self.store, topic=topic, now=self.now(), limit=SESSION_SIZE)
+        return study_queue(self.bank, self.store, topic=topic, now=self.now(), limit=SESSION_SIZE,
+                           new_limit=self.new_today().left)
+
+    def new_today(self):
+        """The daily limit of new questions and how much of it today used (study.limits.NewToday)."""
+        from quizapp.study.limits import new_today
+
+        return new_today(self.store, self.now())
 
     def preview(self, question: Question) -> dict[int, timedelta]:
         from quizapp.study import schedule

@@ -93,7 +93,9 @@ def home_plan(context: StudyContext, stats: Stats) -> HomePlan:
         exercises = [e.due for e in plan.exercises]
         exercise_s = exercise_seconds(plan.states.values(), store.grade_events(), store.exercise_events())
     else:  # nothing graded: no exercise is scheduled and no check asked for a question
-        questions = [(datetime.fromisoformat(due), False) for qid, (due, _) in store.cards().items() if qid in topic_of]
+        suspended = store.suspended_ids()  # in no due count
+        questions = [(datetime.fromisoformat(due), False) for qid, (due, _) in store.cards().items()
+                     if qid in topic_of and qid not in suspended]
         exercises = []
     today = now.astimezone().date()
     cards, tasks = [0] * WEEK_DAYS, [0] * WEEK_DAYS

@@ -74,6 +74,31 @@ class PathScreen(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
+class NoteScreen(ModalScreen[str | None]):
+    """Flag a question: ask for the learner's note (may be empty); Enter flags, Escape cancels (None)."""
+
+    CSS_PATH = SCREENS_CSS
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", tooltip="Do not flag it")]
+
+    def __init__(self, prompt: str, value: str = "") -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.prompt)
+            yield Input(self.value, placeholder="What looks wrong or unclear? (optional)", max_length=2000, id="note")
+            yield Static("Enter flags it, Escape cancels. `quizapp stats --flags` lists your flags.", classes="dim")
+        yield Footer(compact=True)
+
+    @on(Input.Submitted, "#note")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip())
+
+
 class TopicScreen(ModalScreen[str | None]):
     """Pick a topic to study; returns its slug. Typing filters the list (every word typed must be in
     the title or the slug), ↑↓ move, Enter studies the highlighted topic."""
@@ -111,7 +136,7 @@ class TopicScreen(ModalScreen[str | None]):
         for t in self.topics:
             if all(word in f"{t.title} {t.slug}".lower() for word in words):
                 label = Text.assemble(bar(t.mastery, 10), f" {t.title}",
-                                      (f"  {t.due} due · {t.questions - t.seen} new", "dim"))
+                                      (f"  {t.due} due · {t.new} new", "dim"))
                 shown.append(Option(label, id=t.slug))
         return shown
 

@@ -375,9 +375,21 @@ class ExerciseScreen(Screen):
         self.last_statuses = statuses
         if report.status == "pass":
             self.passed_now = True
-            self.notify("Every check passed. Press v to compare with the reference solution.", title="Passed")
+            self.notify("Every check passed. Press v to compare with the reference solution." + self.next_on_path(),
+                        title="Passed")
         elif change:
             self.notify(change, title="Since the last grade")
+
+    def next_on_path(self) -> str:
+        """After a pass: the next exercise on the path (weakest topic first, then the easiest, not yet passed)."""
+        from quizapp.study.path import next_exercise
+
+        others = {ex_id: ex for ex_id, ex in self.context.catalog.items() if ex_id != self.exercise.id}
+        try:
+            upcoming = next_exercise(others, self.context.stats())
+        except StoreError:
+            return ""
+        return f"\nNext on your path: {upcoming.title} ({upcoming.id})." if upcoming is not None else ""
 
     @on(GradeFailed)
     def _failed(self, message: GradeFailed) -> None:

@@ -87,6 +87,9 @@ class HomeScreen(Screen):
         Binding("b", "bank_problems", "Bank problems", id="bank-problems",
                 tooltip="List the problems found in question files"),
         Binding("q", "app.quit", "Quit", id="quit", tooltip="Leave quizapp (your progress is saved)"),
+        # After Quit: on an 80-column footer, Quit keeps its place.
+        Binding("slash", "app.browse", "Browse", id="browse",
+                tooltip="Search the question bank and open a question with its history"),
     ]
 
     def __init__(self, context: StudyContext) -> None:
@@ -139,7 +142,7 @@ class HomeScreen(Screen):
     def _show_plan(self, stats: Stats) -> None:
         plan = home_plan(self.context, stats)
         self._show_tiles(stats, plan)
-        self.query_one("#plan", Static).update(Group(FirstThatFits(today_lines(plan, stats.new)), week_row(plan)))
+        self.query_one("#plan", Static).update(Group(FirstThatFits(today_lines(plan, min(stats.new, self.context.new_today().left))), week_row(plan)))
 
     def _show_tiles(self, stats: Stats, plan: HomePlan | None) -> None:
         # Captions stay within 12 characters, and the first tile's within 11: a tile is that narrow at 80 columns.
@@ -153,13 +156,15 @@ class HomeScreen(Screen):
         exercises = f"{passed} passed"
         if plan is not None and plan.exercises_now:
             exercises = f"{plan.exercises_now} due · {exercises}"
+        # New: what is left of today's limit of new questions (an interview is exempt from it).
+        new_left = min(stats.new, self.context.new_today().left)
         self.query_one("#tiles", Tiles).show([
-            (str(due), f"{asked} by checks" if asked else "cards"), (str(stats.new), "questions"), (days, today),
+            (str(due), f"{asked} by checks" if asked else "cards"), (str(new_left), "left today"), (days, today),
             (exercises, f"{attempted} attempted · {fresh} not started")])
 
     def _show_topics(self, stats: Stats) -> None:
         self.query_one("#topics", TopicList).set_rows([
-            (t.slug, topic_row(bar(t.mastery), f"{t.mastery:.0%}", str(t.due or "-"), str(t.questions - t.seen or "-"),
+            (t.slug, topic_row(bar(t.mastery), f"{t.mastery:.0%}", str(t.due or "-"), str(t.new or "-"),
                                t.title))
             for t in stats.topics])
 

@@ -6,6 +6,7 @@ screen draws it and turns keys into its calls.
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -17,7 +18,8 @@ from textual.widgets import Footer, Input, Static
 from quizapp.bank.answers import numeric_problem
 from quizapp.bank.kinds import kind_of
 from quizapp.bank.model import Question
-from quizapp.study.session import SAVE_ERRORS, Pending, SessionResult, StudySession
+from quizapp.study.schedule import RATING_NAMES
+from quizapp.study.session import SAVE_ERRORS, UNDO_ERRORS, Pending, SessionResult, StudySession
 from quizapp.tui.context import StudyContext
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.summary import SummaryScreen
@@ -38,6 +40,13 @@ class QuizScreen(Screen):
         # 1-4 rate wherever the focus is once an answer is checked (the rating bar or a card's key points).
         *(Binding(str(r), f"rate({r})", f"Rate {r}", show=False) for r in range(1, 5)),
         Binding("escape", "leave", "End session", id="leave", tooltip="Stop here; every answer given so far is saved"),
+        # Not priority bindings: a typed answer takes these characters; ctrl+z undoes from the answer box too.
+        Binding("u,ctrl+z", "undo", "Undo rating", id="undo",
+                tooltip="Take back the last rating saved: the question comes back to be answered again"),
+        # Off the footer (it keeps "? Help" on an 80-column terminal); listed in the help screen.
+        Binding("f", "flag", "Flag", id="flag", show=False, tooltip="Flag this question as doubtful, with a note"),
+        Binding("exclamation_mark", "suspend", "Suspend", id="suspend", show=False,
+                tooltip="Keep this question out of every session until you unsuspend it"),
         Binding("pageup", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(1)", "Scroll down", show=False),
     ]
@@ -89,8 +98,11 @@ class QuizScreen(Screen):
         topic = self.context.bank.topics.get(q.topic)
         kind = kind_of(q.type)
         widget = answer_widget(q, seed=self.session.seed)
+        mark = self.context.store.marks().get(q.id)
+        flagged = f"  ·  ⚑ flagged{': ' + escape(mark.note) if mark.note else ''}" if mark and mark.flagged else ""
         await self.query_one(QuestionPanel).ask(
-            q, widget, meta=f"{kind.label}  ·  difficulty {q.difficulty}  ·  {topic.title if topic else q.topic}",
+            q, widget, meta=f"{kind.label}  ·  difficulty {q.difficulty}  ·  {topic.title if topic else q.topic}"
+                            f"{flagged}",
             hint=kind.hint)
         widget.focus(scroll_visible=False)  # the prompt stays in view above it, on a short terminal too
         self.session.show()
@@ -190,7 +202,76 @@ class QuizScreen(Screen):
         else:
             self.app.pop_screen()
 
+    # -- steering: undo, flag, suspend -------------------------------------------------------
+
+    async def action_undo(self) -> None:
+        if not self.session.can_undo:
+            self.notify("No rating to take back: undo works on a rating saved in this session, before the next "
+                        "answer is checked.", severity="warning", timeout=4)
+            return
+        try:
+            undone = self.session.undo()
+        except UNDO_ERRORS as exc:
+            self.notify(f"Could not undo: {escape(str(exc))}", title="Not undone", severity="error")
+            return
+        self.notify(f"Took back your rating ({RATING_NAMES[undone.rating]}); answer it again.", title="Undone",
+                    timeout=3)
+        await self.show_question()
+
+    def action_flag(self) -> None:
+        from quizapp.tui.screens.dialogs import NoteScreen
+
+        q = self.question
+        if q is None:
+            return
+        mark = self.context.store.marks().get(q.id)
+
+        def flagged(note: str | None) -> None:
+            if note is None:
+                return
+            try:
+                self.context.store.set_mark(q.id, flagged=True, note=note, at=self.context.now())
+            except SAVE_ERRORS as exc:
+                self.notify(f"The flag could not be saved: {exc}", title="Not saved", severity="error")
+                return
+            self.notify(f"Flagged {q.id}" + (f": {escape(note)}" if note else "") + ". `quizapp stats --flags` lists flags.",
+                        title="Flagged", timeout=4)
+
+        prompt = f"Flag {q.id} as doubtful." + (" It is flagged already; change the note?" if mark and mark.flagged else "")
+        self.app.push_screen(NoteScreen(prompt, (mark.note or "") if mark else ""), flagged)
+
+    def action_suspend(self) -> None:
+        from quizapp.tui.screens.dialogs import ConfirmScreen
+
+        q = self.question
+        if q is None:
+            return
+        if self.pending is not None:
+            self.notify("Rate your answer first: it would be lost.", severity="warning", timeout=3)
+            return
+
+        async def confirmed(yes: bool | None) -> None:
+            if not yes or self.question is not q:
+                return
+            try:
+                self.context.store.set_mark(q.id, suspended=True, at=self.context.now())
+            except SAVE_ERRORS as exc:
+                self.notify(f"Could not suspend it: {exc}", title="Not saved", severity="error")
+                return
+            self.notify(f"Suspended {q.id}: in no session until `quizapp unsuspend {q.id}`.", title="Suspended",
+                        timeout=4)
+            if self.session.drop(q.id) is not None:
+                await self.show_question()
+            else:
+                self.finish()
+
+        self.app.push_screen(ConfirmScreen(f"Suspend {q.id}? It leaves every session, interview and due count "
+                                           f"until `quizapp unsuspend {q.id}`.", yes="Suspend", no="Keep"),
+                             confirmed)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "undo":
+            return self.session.can_undo
         if action == "submit":
             return self.pending is None
         if action in ("confirm", "rate"):
