@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from quizapp.grading.result import GradeReport
+from quizapp.study.due import file_digest
 from quizapp.study.store import Store, StoreError
-
-
-def file_digest(file: Path) -> str | None:
-    try:
-        return hashlib.sha256(file.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def record_grade(report: GradeReport, file: Path, store: Store | None = None) -> str | None:

@@ -63,11 +63,19 @@ def review_soon(grades: list[GradeEvent], last_answered: Mapping[str, str]) -> d
     return out
 
 
-def starter_hash(starter: Path) -> str | None:
+def file_digest(path: Path) -> str | None:
+    """sha256 of a file (a graded solution, a starter), or None when it cannot be read."""
     try:
-        return hashlib.sha256(starter.read_bytes()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+def catalog_schedules(catalog: Mapping, grades, events, ids=None) -> dict[str, ExerciseState]:
+    """The schedule of each exercise in `ids` (default: the catalog's), its starter told apart by digest."""
+    ids = list(catalog) if ids is None else list(ids)
+    return schedules(ids, grades, events,
+                     starter_hashes={ex: file_digest(catalog[ex].starter) if ex in catalog else None for ex in ids})
 
 
 def exercise_state(store: Store, exercise) -> ExerciseState:
@@ -75,7 +83,7 @@ def exercise_state(store: Store, exercise) -> ExerciseState:
     from quizapp.study.exercise_schedule import replay
 
     return replay(exercise.id, store.grade_events(exercise.id), store.exercise_events(exercise.id),
-                  starter_hash=starter_hash(exercise.starter))
+                  starter_hash=file_digest(exercise.starter))
 
 
 def next_free_path(folder: Path, exercise_id: str) -> Path:
@@ -105,8 +113,7 @@ def due_plan(store: Store, question_topics: Mapping[str, str], catalog: Mapping,
         card = questions.get(qid)
         if card is None or since < card.due:
             questions[qid] = DueQuestion(qid, question_topics[qid], since, exercise_id)
-    states = schedules(list(catalog), grades, store.exercise_events(),
-                       starter_hashes={ex: starter_hash(e.starter) for ex, e in catalog.items()})
+    states = catalog_schedules(catalog, grades, store.exercise_events())
     exercises = [DueExercise(ex, state.due) for ex, state in states.items() if state.due is not None]
     retired = sorted({g.exercise_id for g in grades} - set(catalog))
     return DuePlan(now, sorted(questions.values(), key=lambda q: (q.due, q.id)),

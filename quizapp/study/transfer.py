@@ -115,8 +115,7 @@ def _exported_exercises(grades: list[dict], events: list[dict]) -> list[dict]:
     """Each passed exercise's review state when the file was written, for readers (an import replays
     the grades and events instead, as it does answers for cards)."""
     from quizapp.catalog import load_catalog
-    from quizapp.study.due import starter_hash
-    from quizapp.study.exercise_schedule import schedules
+    from quizapp.study.due import catalog_schedules
     from quizapp.study.store import ExerciseEvent, GradeEvent
 
     graded = [GradeEvent(g["uid"], g["exercise_id"], g["graded_at"], g["status"], g["file_hash"],
@@ -125,8 +124,7 @@ def _exported_exercises(grades: list[dict], events: list[dict]) -> list[dict]:
     marks = [ExerciseEvent(e["uid"], e["exercise_id"], e["kind"], e["at"]) for e in events]
     catalog = load_catalog()
     ids = sorted({g.exercise_id for g in graded})
-    hashes = {ex: starter_hash(catalog[ex].starter) if ex in catalog else None for ex in ids}
-    states = schedules(ids, sorted(graded, key=lambda g: g.graded_at), marks, starter_hashes=hashes)
+    states = catalog_schedules(catalog, sorted(graded, key=lambda g: g.graded_at), marks, ids)
     return [{"exercise_id": ex, "due": iso(s.due), "card": json.loads(s.card_json),
              "reviews": [{"at": iso(r.at), "rating": r.rating, "grade_uid": r.grade_uid} for r in s.reviews]}
             for ex, s in states.items() if s.due is not None]

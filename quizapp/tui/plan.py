@@ -116,11 +116,9 @@ def exercise_schedules(context: StudyContext) -> dict[str, ExerciseState]:
     grades = context.store.grade_events()
     if not grades:
         return {}
-    from quizapp.study.due import starter_hash
-    from quizapp.study.exercise_schedule import schedules
+    from quizapp.study.due import catalog_schedules
 
-    return schedules(list(context.catalog), grades, context.store.exercise_events(),
-                     starter_hashes={ex: starter_hash(e.starter) for ex, e in context.catalog.items()})
+    return catalog_schedules(context.catalog, grades, context.store.exercise_events())
 
 
 def today_lines(plan: HomePlan, new_questions: int) -> list[str]:
