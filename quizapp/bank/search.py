@@ -100,12 +100,6 @@ def matched_fields(question: Question, query: str) -> list[str]:
     return [name for name, _, text in _fields(question) if any(w in text for w in words)]
 
 
-def first_line(text: str, width: int = 100) -> str:
-    """A prompt's first non-empty line, cut to `width` characters."""
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 def as_json(hits: Iterable[Hit]) -> list[dict]:
     """`quizapp search --json`: a list of {"id", "topic", "type", "prompt"}."""
     return [{"id": h.question.id, "topic": h.question.topic, "type": h.question.type, "prompt": h.question.prompt}

@@ -12,7 +12,9 @@ MIN_SENTENCE = 40  # shorter first sentences are lead-ins
 def short_title(prompt: str, width: int = WIDTH) -> str:
     """The prompt's first sentence, or as much of the prompt as fits in `width` characters when that
     sentence is too short to say what the question is about (a lead-in such as "Consider:")."""
-    text = " ".join(prompt.split())
+    # A code block says little in one line: the words around it name the question.
+    words = re.sub(r"```.*?(```|$)", " ", prompt, flags=re.S)
+    text = " ".join((words if words.strip() else prompt).split())
     first = re.split(r"(?<=[.?!])\s", text, maxsplit=1)[0]
     if len(first) >= MIN_SENTENCE and len(first) <= width:
         return first

@@ -8,7 +8,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from quizapp.bank.search import as_json, first_line, search
+from quizapp.bank.search import as_json, search
+from quizapp.bank.titles import short_title
 from quizapp.commands.common import load_bank_reporting
 from quizapp.words import plural
 
@@ -34,7 +35,7 @@ def search_questions(query: str, topic: str | None, as_json_output: bool) -> int
     for hit in hits[:SHOWN]:
         q = hit.question
         console.print(f"[bold]{escape(q.id)}[/]  [dim]{escape(q.topic)} · {q.type}[/]")
-        console.print(f"  {escape(first_line(q.prompt, 96))}", overflow="ellipsis", no_wrap=True)
+        console.print(f"  {escape(short_title(q.prompt, 96))}", overflow="ellipsis", no_wrap=True)
     if len(hits) > SHOWN:
         console.print(f"... and {plural(len(hits) - SHOWN, 'more')} (--json lists all)")
     return 0

@@ -75,7 +75,7 @@ def show_flags() -> int:
     """`quizapp stats --flags`: the questions flagged (with the learner's notes), then the suspended ones."""
     from rich.markup import escape
 
-    from quizapp.bank.search import first_line
+    from quizapp.bank.titles import short_title
 
     store = open_store()
     if store is None:
@@ -101,7 +101,7 @@ def show_flags() -> int:
         for m in rows:
             q = bank.questions.get(m.question_id)
             topic = q.topic if q else "(no longer in the bank)"
-            detail = (m.note or "-") if title == "Flagged" else (first_line(q.prompt, 60) if q else "-")
+            detail = (m.note or "-") if title == "Flagged" else (short_title(q.prompt, 60) if q else "-")
             table.add_row(m.question_id, topic, m.updated_at[:10], escape(detail))
         console.print(table)
     if suspended:

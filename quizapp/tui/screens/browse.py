@@ -17,7 +17,8 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quizapp.bank.model import Question
-from quizapp.bank.search import first_line, search
+from quizapp.bank.search import search
+from quizapp.bank.titles import short_title
 from quizapp.study.session import SAVE_ERRORS
 from quizapp.study.store import QuestionMark
 from quizapp.tui.context import StudyContext
@@ -87,7 +88,7 @@ class BrowseScreen(Screen):
         results.clear_options()
         options = []
         for q in self.hits[:SHOWN]:
-            label = Text.assemble((q.id, "bold"), f"  {first_line(q.prompt, 90)}", (f"  {q.topic} · {q.type}", "dim"),
+            label = Text.assemble((q.id, "bold"), f"  {short_title(q.prompt, 90)}", (f"  {q.topic} · {q.type}", "dim"),
                                   (f"  {mark_label(marks.get(q.id))}", "yellow"), no_wrap=True, overflow="ellipsis")
             options.append(Option(label, id=q.id))
         results.add_options(options or [Option(Text("No question has every word typed.", style="dim"),
