@@ -155,3 +155,34 @@ def assert_errors_name_inputs(path: Path, errors: dict[str, str]) -> None:
         if check["id"] in errors:
             assert check["status"] == "error", check
             assert check["message"].startswith(errors[check["id"]]), check
+
+
+# -- debugging drills --------------------------------------------------------------------------
+
+DRILL_CHECKS = ("honest-fix", "matches-fixed-run")  # after the drill's own symptom check
+
+
+def assert_drill_starter_shows_symptom(exercise_dir: Path, symptom_id: str, words: tuple[str, ...]) -> None:
+    """The broken script runs, and fails its symptom check with a message that describes the symptom
+    in numbers; it hides nothing, so `honest-fix` passes."""
+    code, report = graded(exercise_dir / "starter.py")
+    assert code == 1 and report["status"] == "fail", report
+    assert [c["id"] for c in report["checks"]] == [symptom_id, *DRILL_CHECKS]
+    symptom = report["checks"][0]
+    assert symptom["status"] == "fail", symptom
+    assert all(w in symptom["message"] for w in words), symptom["message"]
+    assert any(ch.isdigit() for ch in symptom["message"])
+    assert statuses(report)["honest-fix"] == "pass", report
+
+
+def assert_cosmetic_fix_named(path: Path, words: tuple[str, ...], *, symptom_id: str, symptom_gone: bool) -> None:
+    """A fix that hides the symptom fails `honest-fix` with a message holding `words`, and fails
+    `matches-fixed-run` as a consequence; its symptom check passes when the symptom is hidden."""
+    code, report = graded(path)
+    assert code == 1, report
+    honest = next(c for c in report["checks"] if c["id"] == "honest-fix")
+    assert honest["status"] == "fail", honest
+    assert all(w in honest["message"] for w in words), honest["message"]
+    matches = next(c for c in report["checks"] if c["id"] == "matches-fixed-run")
+    assert matches["status"] == "fail" and "this follows from the check" in matches["message"], matches
+    assert statuses(report)[symptom_id] == ("pass" if symptom_gone else "fail"), report

@@ -1,0 +1,60 @@
+"""Checks for debug_log_softmax: train the learner's script and the fixed one on the same cosine
+classifier and data (built from the fixed script's own definitions, so an edited model or data
+cannot change the test), then ask the drill's three questions (see quizapp.grading.drill)."""
+
+from __future__ import annotations
+
+import torch
+
+from quizapp.grading import drill
+from quizapp.grading.harness import Checks, Required, fail
+
+LR, MOMENTUM = 0.03, 0.9
+MODEL_SEED, DATA_SEED = 11, 12  # not the script's: the fix must hold on other draws too
+# F.cross_entropy, log_softmax + gather and logsumexp - logit differ by float32 rounding only:
+# over 6 seeds x 40 steps their runs stay within 1.5e-5 (weights) of each other, while log(p + eps)
+# or a clamped probability ends 0.7 to 1.2 away.
+TOLERANCE = drill.Tolerance(loss_rtol=1e-4, param_rtol=1e-4, why="6 seeds of three exact rewrites: 1.5e-5 apart")
+
+CHECKS = Checks(Required("train", "(model, batches, optimizer) -> list[float]", sample_args=(None, None, None)))
+
+
+def one_run(ctx, module, label):
+    ref = ctx.reference
+    torch.manual_seed(MODEL_SEED)
+    model = ref.CosineClassifier().to(ctx.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    data = ref.make_batches(DATA_SEED, ctx.device)
+    return drill.run(ctx, label, lambda: module.train(model, data, optimizer), model, optimizer)
+
+
+def runs(ctx):
+    return ctx.cached("runs", lambda: (one_run(ctx, ctx.solution, "your train()"),
+                                       one_run(ctx, ctx.reference, "the fixed train()")))
+
+
+def symptom(ctx, yours, fixed):
+    bad = drill.first_bad(yours.losses)
+    nan_params = drill.nonfinite_params(yours)
+    if bad is not None:
+        fail(f"the symptom is still there: the loss is {yours.losses[bad]} at step {bad} "
+             f"({drill.loss_log(yours.losses, bad)})"
+             + (f", and {len(nan_params)} parameter tensors hold NaN after training" if nan_params else ""))
+    if nan_params:
+        fail(f"every loss is finite, but after training {drill.listed_names(nan_params)} hold NaN or inf: the "
+             "gradients still are not")
+
+
+def advice(yours, fixed):
+    """A loss below the exact cross-entropy of the very first batch (same model, same logits) is a
+    capped one: log(p + eps) or a clamped p reports at most -log(eps) per sample."""
+    if yours.losses and fixed.losses and yours.losses[0] < fixed.losses[0] * (1 - 1e-3):
+        return (f"at step 0, on the same model and batch, your loss is {yours.losses[0]:.4g} where the exact "
+                f"cross-entropy is {fixed.losses[0]:.4g}: an epsilon inside the log or a clamped probability caps "
+                "each sample's loss, so the loss is finite but wrong and its gradient vanishes for the worst samples")
+    return None
+
+
+drill.register(CHECKS, runs=runs, symptom_id="loss-finite",
+               symptom_title="Every loss of the 40 steps and every weight stays finite",
+               symptom=symptom, tolerance=TOLERANCE, advice=advice)

@@ -1,0 +1,339 @@
+"""Child side: what every debugging drill's checks share.
+
+A drill hands the learner a whole training script with one real bug. The grader calls the script's
+training function on a model, data and optimizer it builds itself, once with the learner's script
+and once with the fixed reference, from the same seed, and records what each run did (`Trace`).
+Three checks follow from the two traces, in this order:
+
+- the drill's own symptom check: is the symptom gone (finite losses, memory that stays flat, ...)?
+- `honest-fix`: a change that only hides the symptom is named for what it is: the learning rate
+  set to zero or changed, `nan_to_num` on the loss or the gradients, steps skipped or fewer batches
+  run, and whatever the drill says must stay (autocast, the GradScaler, clipping...).
+- `matches-fixed-run`: the loss curve and the final weights equal the fixed run's within the
+  drill's stated tolerance; gone symptoms are not enough, the training must be the right one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence
+
+import torch
+
+from quizapp.grading import instrument
+from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, plain
+from quizapp.grading.instrument import LOG, Event
+
+HONEST_TITLE = "The fix removes the cause, not the symptom (same steps, learning rate, data and set-up)"
+
+
+@dataclass
+class Trace:
+    """What one run of a drill's training function did."""
+
+    returned: object
+    losses: list[float]            # the per-step losses it returned, as floats ([] if it returned none)
+    lrs: list[list[float]]         # every param group's lr as each optimizer step was entered
+    steps: int                     # optimizer steps that ran (a GradScaler's skipped steps excluded)
+    scaler_steps: int              # scaler.step() calls (taken or skipped)
+    forwards: list[dict]           # per forward of the watched model: batch size, training, autocast
+    nan_to_num: int                # calls of torch.nan_to_num / Tensor.nan_to_num(_) during the run
+    params: list[torch.Tensor]     # the final parameters (detached clones)
+    names: list[str]               # their names
+    events: list[Event] = field(default_factory=list)  # the instrument log of the run
+    extra: dict = field(default_factory=dict)          # what a drill's own hooks recorded
+
+    def of(self, *kinds: str) -> list[Event]:
+        return [e for e in self.events if e.kind in kinds]
+
+
+# -- running ---------------------------------------------------------------------------------
+
+_NAN_TO_NUM = (
+    (torch, "nan_to_num"),
+    (torch.Tensor, "nan_to_num"),
+    (torch.Tensor, "nan_to_num_"),
+)
+
+
+@contextlib.contextmanager
+def counting_nan_to_num() -> Iterator[list[int]]:
+    """Count every call of nan_to_num, the usual way to make a NaN disappear without fixing it."""
+    calls = [0]
+    saved = [(owner, name, getattr(owner, name)) for owner, name in _NAN_TO_NUM]
+
+    def counted(real):
+        def call(*args, **kwargs):
+            calls[0] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    for owner, name, real in saved:
+        setattr(owner, name, counted(real))
+    try:
+        yield calls
+    finally:
+        for owner, name, real in saved:
+            setattr(owner, name, real)
+
+
+def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Module,
+        optimizer: torch.optim.Optimizer, *, extra: dict | None = None) -> Trace:
+    """Run `call()` (the training function, on `model` and `optimizer`) and record what it did.
+
+    `label` names the inputs for an error the run raises. `extra` is a dict the drill's own hooks
+    fill during the run; it comes back as `Trace.extra`.
+    """
+    LOG.reset(ctx.device.type)
+    lrs: list[list[float]] = []
+    instrument.watch_optimizer(optimizer, before_step=lambda: lrs.append([float(g["lr"]) for g in optimizer.param_groups]))
+    forwards: list[dict] = []
+
+    def on_forward(module, inputs, output):
+        first = inputs[0] if inputs else None
+        forwards.append({
+            "n": int(first.shape[0]) if isinstance(first, torch.Tensor) and first.dim() else 0,
+            "training": module.training,
+            "autocast": instrument.autocast_on(),
+            "autocast_dtype": torch.get_autocast_dtype(ctx.device.type),
+        })
+
+    handle = model.register_forward_hook(on_forward)
+    try:
+        with counting_nan_to_num() as calls, ctx.given(label):
+            returned = call()
+    finally:
+        handle.remove()
+    returned = plain(returned)
+    named = list(model.named_parameters())
+    return Trace(
+        returned=returned, losses=as_losses(returned), lrs=lrs,
+        steps=len(LOG.of("opt.step")), scaler_steps=len(LOG.of("scaler.step")), forwards=forwards,
+        nan_to_num=calls[0], params=[p.detach().clone() for _, p in named], names=[n for n, _ in named],
+        events=list(LOG.events), extra=extra if extra is not None else {},
+    )
+
+
+def as_losses(value) -> list[float]:
+    """A returned list of per-step losses as floats; anything else gives []."""
+    if not isinstance(value, (list, tuple)):
+        return []
+    out = []
+    for v in value:
+        if isinstance(v, torch.Tensor) and v.numel() == 1:
+            out.append(float(v.detach().double().item()))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append(float(v))
+        else:
+            return []
+    return out
+
+
+# -- describing a loss log -------------------------------------------------------------------
+
+def first_bad(values: Sequence[float]) -> int | None:
+    """Index of the first NaN or infinite value, or None."""
+    return next((i for i, v in enumerate(values) if not math.isfinite(v)), None)
+
+
+def loss_log(values: Sequence[float], around: int | None = None, width: int = 3) -> str:
+    """A short loss log the way a colleague pastes it: the first steps, and the steps around `around`."""
+    if not values:
+        return "no losses"
+    picks = list(range(min(width, len(values))))
+    if around is not None:
+        picks += list(range(max(0, around - width + 1), min(len(values), around + 2)))
+    picks.append(len(values) - 1)
+    picks = sorted(set(picks))
+    parts, last = [], -1
+    for i in picks:
+        if last >= 0 and i > last + 1:
+            parts.append("...")
+        parts.append(f"step {i}: {fmt(values[i])}")
+        last = i
+    return ", ".join(parts)
+
+
+def listed_names(names: Sequence[str]) -> str:
+    from quizapp.grading.harness import listed
+
+    return listed(names)
+
+
+def nonfinite_params(trace: Trace) -> list[str]:
+    return [n for n, p in zip(trace.names, trace.params) if not bool(torch.isfinite(p).all())]
+
+
+# -- what a cosmetic fix changes --------------------------------------------------------------
+
+@dataclass
+class Keep:
+    """Something the fixed script must still do; `problem(yours, fixed)` says how it was removed, or None."""
+
+    name: str
+    problem: Callable[[Trace, Trace], str | None]
+
+
+def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = ()) -> list[str]:
+    """Every way the run differs from the fixed run's set-up, each named as what it hides."""
+    problems = []
+    if yours.nan_to_num and not fixed.nan_to_num:
+        problems.append(f"nan_to_num was called {yours.nan_to_num} time(s): it turns the NaN or inf into ordinary "
+                        "numbers after they were made, it does not stop them being made")
+    lr = lr_problem(yours, fixed)
+    if lr:
+        problems.append(lr)
+    batches_yours, batches_fixed = len(yours.forwards), len(fixed.forwards)
+    if batches_yours < batches_fixed:
+        problems.append(f"the model ran {batches_yours} forward passes where the fixed script runs {batches_fixed}: "
+                        "fewer batches or steps end the run before the symptom shows, they do not fix it")
+    if yours.steps < fixed.steps:
+        problems.append(f"{yours.steps} optimizer steps ran where the fixed script takes {fixed.steps}: a skipped "
+                        "or removed step hides the symptom, it does not fix it")
+    for k in keep:
+        message = k.problem(yours, fixed)
+        if message:
+            problems.append(message)
+    return problems
+
+
+def lr_problem(yours: Trace, fixed: Trace) -> str | None:
+    """The learning rate set to zero, or changed from the fixed script's, at the first step it differs."""
+    flat_yours = [lr for step in yours.lrs for lr in step]
+    if flat_yours and all(lr == 0 for lr in flat_yours) and any(lr for step in fixed.lrs for lr in step):
+        return (f"the learning rate was 0 at all {len(yours.lrs)} steps: a model that does not move cannot blow up, "
+                "but it does not learn either")
+    for i, (a, b) in enumerate(zip(yours.lrs, fixed.lrs)):
+        if len(a) != len(b) or any(not math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-15) for x, y in zip(a, b)):
+            return (f"the learning rate at step {i} was {fmt(a[0] if len(a) == 1 else a)} where the fixed script uses "
+                    f"{fmt(b[0] if len(b) == 1 else b)}: changing the learning rate moves the symptom, it does not "
+                    "remove its cause")
+    return None
+
+
+def keeps_autocast(dtype: torch.dtype) -> Keep:
+    """Every forward of the model runs under autocast in `dtype` (the feature that exposes the bug)."""
+    name = str(dtype).replace("torch.", "")
+
+    def problem(yours: Trace, fixed: Trace) -> str | None:
+        off = [f for f in yours.forwards if not (f["autocast"] and f["autocast_dtype"] == dtype)]
+        if yours.forwards and off:
+            return (f"{len(off)} of {len(yours.forwards)} forward passes ran without autocast({name}): turning mixed "
+                    "precision off hides the bug instead of fixing it; the fixed script still trains in it")
+        return None
+
+    return Keep(f"autocast({name})", problem)
+
+
+def keeps_scaler() -> Keep:
+    """An enabled GradScaler scales the loss and steps the optimizer, as in the fixed script."""
+
+    def problem(yours: Trace, fixed: Trace) -> str | None:
+        scaled = [e for e in yours.of("scale")]
+        if not scaled or yours.scaler_steps < fixed.scaler_steps:
+            return (f"the loss was scaled {len(scaled)} time(s) and scaler.step ran {yours.scaler_steps} time(s), where "
+                    f"the fixed script scales and steps through one GradScaler {fixed.scaler_steps} times: without loss "
+                    "scaling, small float16 gradients flush to zero; keep the scaler and fix the bug")
+        return None
+
+    return Keep("GradScaler", problem)
+
+
+def keeps_clipping(max_norm: float) -> Keep:
+    """clip_grad_norm_ runs with `max_norm` before every step, as in the fixed script."""
+
+    def problem(yours: Trace, fixed: Trace) -> str | None:
+        clips = [e for e in yours.of("clip") if math.isclose(e.info["max_norm"], max_norm, rel_tol=1e-9)]
+        wanted = len(fixed.of("clip"))
+        if len(clips) < wanted:
+            return (f"clip_grad_norm_(..., {fmt(max_norm)}) ran {len(clips)} time(s) where the fixed script clips "
+                    f"{wanted} times: removing or loosening the clipping hides the bug; clip the right gradients")
+        return None
+
+    return Keep("gradient clipping", problem)
+
+
+# -- the checks every drill registers ----------------------------------------------------------
+
+@dataclass
+class Tolerance:
+    """How close the fixed run must be: relative to the fixed run's largest value, per loss and per tensor."""
+
+    loss_rtol: float
+    param_rtol: float
+    why: str  # what was measured to choose it, shown in the statement and kept next to the numbers
+
+    def describe(self) -> str:
+        return f"losses within {self.loss_rtol:.0e} and weights within {self.param_rtol:.0e}, relative"
+
+
+def register(checks: Checks, *, runs: Callable[[Context], tuple[Trace, Trace]], symptom_id: str, symptom_title: str,
+             symptom: Callable[[Context, Trace, Trace], None], tolerance: Tolerance, keep: Sequence[Keep] = (),
+             compare: Callable[[Context, Trace, Trace], None] | None = None,
+             advice: Callable[[Trace, Trace], str | None] | None = None) -> None:
+    """Add the drill's three checks: its symptom, `honest-fix`, `matches-fixed-run`.
+
+    `runs(ctx)` returns (yours, fixed), cached by the caller. `compare`, if given, runs after the
+    loss curve and weights agree, for what else the fixed run must match (e.g. a teacher left alone).
+    `advice(yours, fixed)`, if given, names a drill's own near-miss (an epsilon in a log, a clamp)
+    when the training does not match; it is added to that failure's message.
+    """
+
+    @checks.add(symptom_id, symptom_title)
+    def symptom_check(ctx):
+        yours, fixed = runs(ctx)
+        symptom(ctx, yours, fixed)
+
+    @checks.add("honest-fix", HONEST_TITLE)
+    def honest(ctx):
+        yours, fixed = runs(ctx)
+        problems = cosmetic_problems(yours, fixed, keep)
+        if problems:
+            fail("the change hides the symptom instead of removing its cause: " + "; ".join(problems))
+
+    @checks.add("matches-fixed-run", f"The training matches the fixed script's ({tolerance.describe()})")
+    def matches(ctx):
+        yours, fixed = runs(ctx)
+        plot(ctx, yours, fixed)
+        hidden = bool(cosmetic_problems(yours, fixed, keep))
+        hint = advice(yours, fixed) if advice is not None else None
+        with cause_if(hidden, consequence(HONEST_TITLE)), cause_if(bool(hint) and not hidden, hint or ""):
+            same_training(yours, fixed, tolerance)
+            if compare is not None:
+                compare(ctx, yours, fixed)
+
+
+def plot(ctx: Context, yours: Trace, fixed: Trace) -> None:
+    if yours.losses or fixed.losses:
+        ctx.data["curves"] = {"title": "loss per step: yours against the fixed script's", "x": "step",
+                              "series": {"yours": yours.losses, "fixed": fixed.losses}}
+
+
+def same_training(yours: Trace, fixed: Trace, tol: Tolerance) -> None:
+    """The loss curve and the final weights of the two runs agree within `tol`."""
+    if not isinstance(yours.returned, (list, tuple)) or (yours.returned and not yours.losses):
+        fail(f"the training function must return the list of per-step losses (floats), as the script's does; "
+             f"it returned {type(yours.returned).__name__}")
+    if len(yours.losses) != len(fixed.losses):
+        fail(f"the run returned {len(yours.losses)} losses where the fixed script returns {len(fixed.losses)} "
+             "(one per step)")
+    scale = max((abs(v) for v in fixed.losses if math.isfinite(v)), default=1.0) or 1.0
+    for i, (a, b) in enumerate(zip(yours.losses, fixed.losses)):
+        if not math.isfinite(a) or abs(a - b) > tol.loss_rtol * scale:
+            off = f" (difference {abs(a - b) / scale:.2e} of the largest loss, tolerance {tol.loss_rtol:.0e})" \
+                if math.isfinite(a) else ""
+            fail(f"the loss at step {i} is {fmt(a)} where the fixed script's is {fmt(b)}{off}; yours: "
+                 f"{loss_log(yours.losses, i)}; fixed: {loss_log(fixed.losses, i)}")
+    if len(yours.params) != len(fixed.params):
+        fail(f"the model ends with {len(yours.params)} parameters where the fixed script's has {len(fixed.params)}")
+    for name, a, b in zip(fixed.names, yours.params, fixed.params):
+        if a.shape != b.shape:
+            fail(f"{name} has shape {tuple(a.shape)} where the fixed script's has {tuple(b.shape)}")
+        denom = b.detach().double().abs().max().item() or 1.0
+        diff = (a.detach().double() - b.detach().double()).abs().max().item() / denom
+        if not math.isfinite(diff) or diff > tol.param_rtol:
+            fail(f"after training, {name} differs from the fixed script's by {diff:.2e} of its largest entry "
+                 f"(tolerance {tol.param_rtol:.0e}): the run trains a different model")

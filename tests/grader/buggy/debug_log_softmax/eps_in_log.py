@@ -1,0 +1,19 @@
+# quizapp: exercise=debug_log_softmax
+import torch
+import torch.nn.functional as F
+# A cosmetic fix: the epsilon keeps log() away from 0, so the loss is finite but capped and wrong.
+
+
+def cross_entropy(logits, targets):
+    return -torch.log(torch.softmax(logits, dim=-1) + 1e-8).gather(1, targets[:, None]).mean()
+
+
+def train(model, batches, optimizer):
+    losses = []
+    for x, y in batches:
+        loss = cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
