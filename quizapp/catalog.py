@@ -8,6 +8,8 @@ from typing import NamedTuple
 from quizapp import paths
 from quizapp.filecache import cached
 
+DRILL_PREFIX = "debug_"  # a debugging drill's id starts with it (CONTRACTS, section 4)
+
 
 class Exercise(NamedTuple):
     """One exercise's metadata. A NamedTuple, not a frozen dataclass: this module is imported on the
@@ -22,6 +24,18 @@ class Exercise(NamedTuple):
     folder: Path
     # check id -> the bank's question ids the check rests on (a failed check sends the learner to them)
     questions: dict[str, tuple[str, ...]] = {}
+    # drills only: the public report the bug comes from ("owner/repo#N: title"), and the symptom in a line
+    source: str = ""
+    symptom: str = ""
+
+    @property
+    def is_drill(self) -> bool:
+        """A debugging drill: a whole broken script to fix, listed apart from the exercises."""
+        return is_drill_id(self.id)
+
+    @property
+    def kind(self) -> str:
+        return "drill" if self.is_drill else "exercise"
 
     @property
     def starter(self) -> Path:
@@ -30,6 +44,18 @@ class Exercise(NamedTuple):
     @property
     def reference(self) -> Path:
         return self.folder / "reference.py"
+
+
+def is_drill_id(exercise_id: str) -> bool:
+    return exercise_id.startswith(DRILL_PREFIX)
+
+
+def exercises_only(catalog: dict[str, Exercise]) -> dict[str, Exercise]:
+    return {k: ex for k, ex in catalog.items() if not ex.is_drill}
+
+
+def drills_only(catalog: dict[str, Exercise]) -> dict[str, Exercise]:
+    return {k: ex for k, ex in catalog.items() if ex.is_drill}
 
 
 def load_catalog(root: Path | None = None) -> dict[str, Exercise]:
@@ -47,6 +73,7 @@ def load_catalog(root: Path | None = None) -> dict[str, Exercise]:
             id=data["id"], title=data["title"], topic=data["topic"], difficulty=int(data["difficulty"]),
             statement=data["statement"], hints=tuple(data.get("hints", ())), folder=meta.parent,
             questions={str(check): tuple(str(q) for q in ids or ()) for check, ids in (data.get("questions") or {}).items()},
+            source=str(data.get("source") or ""), symptom=str(data.get("symptom") or ""),
         )
     return out
 

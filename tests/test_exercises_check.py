@@ -66,6 +66,35 @@ def test_grades_that_show_a_broken_exercise():
         "an internal grader error in c0"]
 
 
+def test_a_drill_names_its_source_and_symptom(tmp_path):
+    folder = copy(tmp_path, "debug_log_softmax")
+    assert metadata_problems(folder, {"debugging-nans"}) == []
+    text = (folder / "exercise.yaml").read_text()
+    (folder / "exercise.yaml").write_text(text.replace('source: "skorch-dev/skorch#481:', 'source: "skorch issue 481:')
+                                          .replace("symptom: the loss", "symptom_: the loss"))
+    assert metadata_problems(folder, {"debugging-nans"}) == [
+        "exercise.yaml: source is 'skorch issue 481: torch.log(y_pred) in NeuralNetClassifier.get_loss may cause "
+        "NaN', expected 'owner/repo#N: title' (the public report)",
+        "exercise.yaml: symptom is missing or empty (one line: what the broken script shows)"]
+    (folder / "exercise.yaml").write_text(text)
+    starter = (folder / "starter.py").read_text()
+    (folder / "starter.py").write_text(starter.replace("skorch-dev/skorch#481", "a bug report"))
+    assert metadata_problems(folder, {"debugging-nans"}) == ["starter.py does not name its source skorch-dev/skorch#481"]
+
+
+def test_a_drill_starter_may_pass_honest_fix_and_nothing_else():
+    def drill_report(status, *statuses):
+        ids = ("loss-finite", "honest-fix", "matches-fixed-run")
+        return GradeReport("d", "d.py", status, None, "cpu", "2", 0.1,
+                           [CheckResult(i, i, s, "") for i, s in zip(ids, statuses)])
+
+    good, broken = drill_report("pass", "pass", "pass", "pass"), drill_report("fail", "fail", "pass", "fail")
+    assert grade_problems(good, broken, drill=True) == []
+    assert grade_problems(good, broken) == ["the starter passes honest-fix: those checks pass without a solution"]
+    assert grade_problems(good, drill_report("fail", "pass", "pass", "fail"), drill=True) == [
+        "the starter passes loss-finite: those checks pass without a solution"]
+
+
 def test_the_command_checks_real_exercises_and_refuses_an_unknown_id():
     run = [sys.executable, "-m", "quizapp", "exercises", "check"]
     result = subprocess.run([*run, "warmup_cosine", "label_smoothing"], capture_output=True, text=True, timeout=300)

@@ -77,7 +77,7 @@ def say_next_exercise(catalog) -> None:
     except StoreError:
         return  # the grade said what matters; the path is a suggestion
     if upcoming is None:
-        click.echo("Every exercise is passed. `quizapp due` says when each comes back for review.")
+        click.echo("Every exercise and drill is passed. `quizapp due` says when each comes back for review.")
     else:
         click.echo(f"Next on your path: {upcoming.title} ({upcoming.id}, difficulty {upcoming.difficulty}): "
                    f"quizapp start {upcoming.id}")

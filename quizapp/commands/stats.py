@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from quizapp.catalog import is_drill_id
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.commands.due import when
 from quizapp.study.stats import MASTERY_MEANING, compute_stats
@@ -18,6 +19,16 @@ def percent(value: float | None) -> str:
 def bar(fraction: float, width: int = 10) -> str:
     filled = round(max(0.0, min(1.0, fraction)) * width)
     return "█" * filled + "░" * (width - filled)
+
+
+def passed_counts(rows) -> str:
+    """"Exercises passed: 3/13   Drills passed: 1/13", each part only when there is something of its kind."""
+    parts = []
+    for label, kind in (("Exercises", False), ("Drills", True)):
+        mine = [e for e in rows if is_drill_id(e.exercise_id) == kind]
+        if mine:
+            parts.append(f"[bold]{label} passed[/]: {sum(1 for e in mine if e.passed)}/{len(mine)}")
+    return "   ".join(parts)
 
 
 def show_stats() -> int:
@@ -42,7 +53,7 @@ def show_stats() -> int:
     streak = plural(stats.streak_days, "day") + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
     console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new} ({min(stats.new, today.left)} left today)   "
                   f"[bold]Answers[/]: {stats.attempts}   [bold]Accuracy[/]: {percent(stats.accuracy)}   "
-                  f"[bold]Exercises passed[/]: {stats.exercises_passed}/{len(stats.exercises)}")
+                  + passed_counts(stats.exercises))
     table = Table(title="Topics", title_justify="left")
     for name, justify in (("topic", "left"), ("seen", "right"), ("answers", "right"), ("accuracy", "right"),
                           ("due", "right"), ("mastery", "left")):
@@ -52,17 +63,21 @@ def show_stats() -> int:
                       f"{bar(t.mastery)} {t.mastery:.0%}")
     console.print(table)
     console.print(MASTERY_MEANING, style="dim", highlight=False)
-    if stats.exercises:
-        ex = Table(title="Exercises", title_justify="left")
-        for name in ("exercise", "attempts", "best", "last", "review"):
+    for title, rows in (("Exercises", [e for e in stats.exercises if not is_drill_id(e.exercise_id)]),
+                        ("Debugging drills", [e for e in stats.exercises if is_drill_id(e.exercise_id)])):
+        if not rows:
+            continue
+        ex = Table(title=title, title_justify="left")
+        for name in ("drill" if title != "Exercises" else "exercise", "attempts", "best", "last", "review"):
             ex.add_column(name)
-        for e in stats.exercises:
+        for e in rows:
             state = plan.states.get(e.exercise_id)
             review = "-" if state is None or state.due is None else when(state.due, plan.now)
             ex.add_row(e.exercise_id, str(e.attempts), f"{e.best_passed}/{e.best_total}" if e.attempts else "-",
                        e.last_status or "not started", review)
         console.print(ex)
-        console.print("[dim]An exercise comes back for review once passed: write it again from a fresh starter "
+    if stats.exercises:
+        console.print("[dim]An exercise or drill comes back for review once passed: do it again from a fresh starter "
                       "(quizapp due shows when).[/]", highlight=False)
     if plan.retired:
         console.print(f"[dim]Kept, not scheduled: history of {', '.join(plan.retired)} (no longer shipped).[/]")

@@ -4,19 +4,27 @@ For each exercise folder: its exercise.yaml reads and says what the catalog and 
 id of its folder, a topic of the bank, a difficulty from 1 to 5, a statement, hints), its files are
 there and carry the exercise marker, its reference passes every check, and its starter fails
 cleanly (no check passes by accident, none stops with an internal grader error).
+
+A debugging drill (an id starting `debug_`) also names its source, a public report as
+`owner/repo#N: title`, in exercise.yaml and in its starter, and states its symptom; its starter is the
+broken script, which hides nothing: it fails its symptom check and passes `honest-fix`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quizapp.catalog import is_drill_id
 from quizapp.grading.resolve import marker_exercise
 from quizapp.grading.result import GradeReport
 
 FILES = ("exercise.yaml", "starter.py", "reference.py", "checks.py")
 INTERNAL = "internal grader error"
+SOURCE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+#\d+: \S")  # owner/repo#N: title
+DRILL_ALLOWED_PASS = {"honest-fix"}  # the broken script hides nothing, so this check passes for it
 
 
 @dataclass
@@ -64,12 +72,31 @@ def metadata_problems(folder: Path, topics: Iterable[str]) -> list[str]:
         path = folder / name
         if path.is_file() and marker_exercise(path) != folder.name:
             problems.append(f"{name} does not carry `# quizapp: exercise={folder.name}` in its first lines")
+    if is_drill_id(folder.name):
+        problems += drill_problems(folder, data)
     return problems
 
 
-def grade_problems(reference: GradeReport, starter: GradeReport) -> list[str]:
+def drill_problems(folder: Path, data: dict) -> list[str]:
+    """A drill names the public report its bug comes from, in exercise.yaml and in the starter, and its symptom."""
+    problems = []
+    source = data.get("source")
+    if not isinstance(source, str) or not SOURCE.match(source):
+        problems.append(f"exercise.yaml: source is {source!r}, expected 'owner/repo#N: title' (the public report)")
+    elif (folder / "starter.py").is_file():
+        where = source.split(":", 1)[0]
+        if where not in (folder / "starter.py").read_text(encoding="utf-8", errors="replace"):
+            problems.append(f"starter.py does not name its source {where}")
+        if where not in str(data.get("statement", "")):
+            problems.append(f"the statement does not name its source {where}")
+    if not isinstance(data.get("symptom"), str) or not data["symptom"].strip():
+        problems.append("exercise.yaml: symptom is missing or empty (one line: what the broken script shows)")
+    return problems
+
+
+def grade_problems(reference: GradeReport, starter: GradeReport, *, drill: bool = False) -> list[str]:
     """What the two grades say is wrong: a reference that does not pass, a starter that does or that
-    breaks the grader."""
+    breaks the grader (a drill's starter may pass `honest-fix`, and nothing else)."""
     problems = []
     if reference.status != "pass":
         bad = [c for c in reference.checks if c.status != "pass"]
@@ -79,7 +106,7 @@ def grade_problems(reference: GradeReport, starter: GradeReport) -> list[str]:
                         + (f": {shown}" if shown else ""))
     if starter.status == "pass":
         problems.append("the starter passes every check: the checks do not test the exercise")
-    passing = [c.id for c in starter.checks if c.status == "pass"]
+    passing = [c.id for c in starter.checks if c.status == "pass" and not (drill and c.id in DRILL_ALLOWED_PASS)]
     if passing and starter.status != "pass":
         problems.append(f"the starter passes {', '.join(passing)}: those checks pass without a solution")
     internal = [c.id for c in [*reference.checks, *starter.checks] if INTERNAL in c.message]
@@ -117,7 +144,7 @@ def check_exercise(folder: Path, topics: Iterable[str], grade: Callable[[Path, P
         return result  # nothing to run
     result.reference = grade(folder / "reference.py", folder, folder.name)
     result.starter = grade(folder / "starter.py", folder, folder.name)
-    result.problems += grade_problems(result.reference, result.starter)
+    result.problems += grade_problems(result.reference, result.starter, drill=is_drill_id(folder.name))
     if result.reference.checks:
         result.problems += link_problems(folder, [c.id for c in result.reference.checks], question_ids)
     return result

@@ -1,5 +1,7 @@
 """A path through the exercises, as rustlings has: after a pass, the next exercise to try is one not
-yet passed, in the learner's weakest topic first (by mastery), then the easiest, then by id."""
+yet passed, in the learner's weakest topic first (by mastery), then the easiest, then by id. The
+debugging drills come after the exercises: a drill asks to find a bug in a technique the exercises
+taught to build."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ def next_exercise(catalog: Mapping, stats: Stats):
     passed = {e.exercise_id for e in stats.exercises if e.passed}
     mastery = {t.slug: t.mastery for t in stats.topics}
     left = [ex for ex in catalog.values() if ex.id not in passed]
-    return min(left, key=lambda ex: (mastery.get(ex.topic, 0.0), ex.difficulty, ex.id), default=None)
+    return min(left, key=lambda ex: (ex.is_drill, mastery.get(ex.topic, 0.0), ex.difficulty, ex.id), default=None)
 
 
 def next_exercise_in(store, outline, catalog: Mapping):

@@ -276,19 +276,42 @@ async def test_hints_shown_in_the_cli_are_shown_in_the_app_and_continue_there(ma
 
 
 async def test_home_and_end_go_to_the_first_and_the_last_exercise(make_app):
-    app = make_app(catalog=load_catalog())  # the shipped exercises: ten rows
+    app = make_app(catalog=load_catalog())  # the shipped exercises, then the drills
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("x")
         await pilot.pause()
         table = app.screen.query_one("#exercises")
         await pilot.press("end")
-        assert table.row_count == len(app.context.catalog) > 2 and table.cursor_row == table.row_count - 1
+        exercises = [ex for ex in app.context.catalog.values() if not ex.is_drill]
+        assert table.row_count == len(exercises) > 2 and table.cursor_row == table.row_count - 1
         await pilot.press("home")
         assert table.cursor_row == 0
         last = table.coordinate_to_cell_key((table.row_count - 1, 0)).row_key.value
         await pilot.press("end", "enter")
         await pilot.pause()
         assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise.id == last
+
+
+async def test_drills_are_listed_apart_and_the_cursor_runs_into_them(make_app):
+    """The drills have their own table under the exercises; Down on the last exercise goes on to the
+    first drill, Up on the first drill comes back, and Enter opens the drill like an exercise."""
+    app = make_app(catalog=load_catalog())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("x")
+        await pilot.pause()
+        exercises, drills = app.screen.query_one("#exercises"), app.screen.query_one("#drills")
+        drill_ids = {ex.id for ex in app.context.catalog.values() if ex.is_drill}
+        assert drill_ids and {drills.coordinate_to_cell_key((i, 0)).row_key.value
+                              for i in range(drills.row_count)} == drill_ids
+        assert not any(exercises.coordinate_to_cell_key((i, 0)).row_key.value in drill_ids
+                       for i in range(exercises.row_count))
+        await pilot.press("end", "down")
+        assert app.screen.focused is drills and drills.cursor_row == 0
+        await pilot.press("up")
+        assert app.screen.focused is exercises and exercises.cursor_row == exercises.row_count - 1
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise.is_drill
 
 
 async def test_keys_typed_ahead_open_the_exercise_the_arrows_moved_to(make_app):

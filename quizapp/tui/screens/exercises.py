@@ -1,4 +1,5 @@
-"""The coding exercises: a table with each one's status (a passed one: when it is due for review) and best result."""
+"""The coding exercises, then the debugging drills: two tables with each one's status (a passed one: when
+it is due for review) and best result; the cursor runs from the last exercise on into the drills."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -52,6 +54,26 @@ class ExerciseTable(DataTable):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.row_count > 0 if action == "select_cursor" else True
 
+    # Down on the last row and up on the first go on into the other table: the two read as one list.
+    def action_cursor_down(self) -> None:
+        if self.cursor_row >= self.row_count - 1 and self._other("drills") is not None:
+            self._other("drills").focus()
+        else:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if self.cursor_row <= 0 and self._other("exercises") is not None:
+            self._other("exercises").focus()
+        else:
+            super().action_cursor_up()
+
+    def _other(self, table_id: str) -> DataTable | None:
+        if self.id == table_id:
+            return None
+        found = self.screen.query(f"#{table_id}")
+        other = found.first() if found else None
+        return other if other is not None and other.display and other.row_count else None
+
 
 class ExercisesScreen(Screen):
     CSS_PATH = SCREENS_CSS
@@ -66,49 +88,60 @@ class ExercisesScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        yield Static("Exercises: write a training technique, then let the grader check what it does",
-                     classes="section-title")
-        yield ExerciseTable(cursor_type="row", zebra_stripes=True, id="exercises")
-        yield Static(id="no-exercises")
+        with VerticalScroll(id="exercise-lists"):
+            yield Static("Exercises: write a training technique, then let the grader check what it does",
+                         classes="section-title")
+            yield ExerciseTable(cursor_type="row", zebra_stripes=True, id="exercises")
+            yield Static(id="no-exercises")
+            yield Static("Debugging drills: a broken training script from a real bug report; fix the cause "
+                         "until it trains as the fixed script does", classes="section-title", id="drills-title")
+            yield ExerciseTable(cursor_type="row", zebra_stripes=True, id="drills")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#exercises", DataTable)
-        # Figures and topic first, in full; the exercise's title last: a long title is what gets
-        # clipped on a narrow terminal.
-        table.add_column("status", key="status", width=21)  # "✔ passed · due in 12d"
-        table.add_column("best", key="best", width=5)
-        table.add_column("level", key="level", width=5)
-        table.add_column("topic", key="topic", width=max((len(ex.topic) for ex in self.context.catalog.values()),
-                                                          default=5))
-        table.add_column("exercise", key="title")
+        topic_width = max((len(ex.topic) for ex in self.context.catalog.values()), default=5)
+        for table_id, last in (("exercises", "exercise"), ("drills", "drill")):
+            table = self.query_one(f"#{table_id}", DataTable)
+            # Figures and topic first, in full; the title last: a long title is what gets clipped on a
+            # narrow terminal. Both tables share the widths, so their columns line up.
+            table.add_column("status", key="status", width=21)  # "✔ passed · due in 12d"
+            table.add_column("best", key="best", width=5)
+            table.add_column("level", key="level", width=5)
+            table.add_column("topic", key="topic", width=topic_width)
+            table.add_column(last, key="title")
         self.refresh_rows()
-        table.focus()
+        first = self.query_one("#exercises", DataTable)
+        (first if first.row_count else self.query_one("#drills", DataTable)).focus()
 
     def on_screen_resume(self) -> None:
         self.refresh_rows()
 
-    def ordered(self) -> list:
+    def ordered(self, drills: bool = False) -> list:
         """By topic, then the easier first: the exercises of one technique sit together."""
-        return sorted(self.context.catalog.values(), key=lambda ex: (ex.topic, ex.difficulty, ex.title))
+        return sorted((ex for ex in self.context.catalog.values() if ex.is_drill == drills),
+                      key=lambda ex: (ex.topic, ex.difficulty, ex.title))
 
     def refresh_rows(self) -> None:
-        table = self.query_one("#exercises", DataTable)
-        cursor = table.cursor_row
-        table.clear()
         stats = {e.exercise_id: e for e in exercise_stats(self.context.store, tuple(self.context.catalog))}
         states = exercise_schedules(self.context)
         now = self.context.now()
-        for ex in self.ordered():
-            s = stats.get(ex.id)
-            table.add_row(exercise_status(s, due_in(states.get(ex.id), now)), best_result(s), stars(ex.difficulty),
-                          ex.topic, ex.title, key=ex.id)
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+        for table_id, drills in (("exercises", False), ("drills", True)):
+            table = self.query_one(f"#{table_id}", DataTable)
+            cursor = table.cursor_row
+            table.clear()
+            for ex in self.ordered(drills):
+                s = stats.get(ex.id)
+                title = ex.title.removeprefix("Drill: ") if drills else ex.title
+                table.add_row(exercise_status(s, due_in(states.get(ex.id), now)), best_result(s),
+                              stars(ex.difficulty), ex.topic, title, key=ex.id)
+            if table.row_count:
+                table.move_cursor(row=min(cursor, table.row_count - 1))
+            table.display = bool(table.row_count) or not drills
+        self.query_one("#drills-title", Static).display = self.query_one("#drills", DataTable).display
         empty = self.query_one("#no-exercises", Static)
         empty.display = not self.context.catalog
         empty.update(self.context.catalog_error or "No exercises were found in this installation.")
 
-    @on(DataTable.RowSelected, "#exercises")
+    @on(DataTable.RowSelected, "#exercises, #drills")
     def _selected(self, event: DataTable.RowSelected) -> None:
         self.post_message(ExerciseRequested(event.row_key.value))

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from quizapp.catalog import is_drill_id
 from quizapp.study.stats import MASTERY_MEANING, Stats, exercise_seconds
 from quizapp.tui.context import StudyContext
 from quizapp.tui.plan import exercise_schedules, span
@@ -77,13 +78,15 @@ class StatsScreen(Screen):
         self.query_one(TabbedContent).active = pane
 
     def _summary(self, stats: Stats) -> None:
-        passed = sum(1 for e in stats.exercises if e.passed)
+        exercises = [e for e in stats.exercises if not is_drill_id(e.exercise_id)]
+        drills = [e for e in stats.exercises if is_drill_id(e.exercise_id)]
         states = exercise_schedules(self.context)
         now = self.context.now()
         summary = Text.assemble(
             ("Streak ", "bold"), f"{stats.streak_days} d   ", ("Answers ", "bold"), f"{stats.attempts}   ",
             ("Right ", "bold"), f"{percent(stats.accuracy)}   ", ("Due ", "bold"), f"{stats.due}   ",
-            ("Exercises passed ", "bold"), f"{passed}/{len(stats.exercises)}   ",
+            ("Exercises passed ", "bold"), f"{sum(1 for e in exercises if e.passed)}/{len(exercises)}   ",
+            *((("Drills passed ", "bold"), f"{sum(1 for e in drills if e.passed)}/{len(drills)}   ") if drills else ()),
             ("Exercises due ", "bold"), str(sum(1 for s in states.values() if s.is_due(now))),
         )
         exercise_s = exercise_seconds(states.values(), self.context.store.grade_events(),
