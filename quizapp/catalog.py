@@ -34,6 +34,14 @@ class Exercise(NamedTuple):
         return is_drill_id(self.id)
 
     @property
+    def list_title(self) -> str:
+        """The title as a list under a "drills" heading shows it: without the "Drill: " label."""
+        if not self.is_drill or not self.title.startswith("Drill: "):
+            return self.title
+        rest = self.title.removeprefix("Drill: ")
+        return rest[:1].upper() + rest[1:]
+
+    @property
     def kind(self) -> str:
         return "drill" if self.is_drill else "exercise"
 

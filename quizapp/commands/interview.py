@@ -77,7 +77,7 @@ def load_exercises() -> dict:
 def intro(plan) -> str:
     head = f"Mock interview: {plural(len(plan.questions), 'question')} in {plan.question_minutes:g} minutes"
     if plan.exercise is not None:
-        head += (f", then the exercise '{plan.exercise.title}' with a {plan.exercise_minutes:g}-minute box "
+        head += (f", then the {plan.exercise.kind} '{plan.exercise.list_title}' with a {plan.exercise_minutes:g}-minute box "
                  "(plus whatever time the questions leave); you choose where its starter file goes")
     else:
         # The plan has none although the minutes allow one: the topics asked for have no exercise.

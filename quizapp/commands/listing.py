@@ -25,7 +25,7 @@ def exercise_table(title: str, ids: list[str], rows: dict, catalog: dict, upcomi
         if upcoming is not None and exercise_id == upcoming.id:
             status += " · next"
             style = "bold cyan"
-        cells = [exercise_id, info.title.removeprefix("Drill: ") if info else "(no longer shipped)",
+        cells = [exercise_id, info.list_title if info else "(no longer shipped)",
                  f"[{style}]{status}[/]", best]
         if drills:
             cells.append(info.symptom if info else "")

@@ -131,9 +131,8 @@ class ExercisesScreen(Screen):
             table.clear()
             for ex in self.ordered(drills):
                 s = stats.get(ex.id)
-                title = ex.title.removeprefix("Drill: ") if drills else ex.title
                 table.add_row(exercise_status(s, due_in(states.get(ex.id), now)), best_result(s),
-                              stars(ex.difficulty), ex.topic, title, key=ex.id)
+                              stars(ex.difficulty), ex.topic, ex.list_title, key=ex.id)
             if table.row_count:
                 table.move_cursor(row=min(cursor, table.row_count - 1))
             table.display = bool(table.row_count) or not drills
