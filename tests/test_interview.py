@@ -127,6 +127,16 @@ def test_topics_are_honoured(bank, store, catalog):
     assert plan_for(bank, store, catalog, minutes=20, topics=("beta",)).exercise.id == "beta_ex"
 
 
+def test_the_interview_can_pick_a_drill_and_names_it_so(bank, store, catalog, tmp_path):
+    from quizapp.commands.interview import intro
+
+    drill = Exercise("debug_gamma", "Drill: the loss is NaN", "gamma", 1, "Fix it.", (), tmp_path,
+                     source="owner/repo#1: NaN", symptom="NaN at step 2")
+    plan = plan_for(bank, store, {**catalog, drill.id: drill}, minutes=20, topics=("gamma",))
+    assert plan.exercise is drill
+    assert "then the drill 'The loss is NaN' with a 8-minute box" in intro(plan)
+
+
 def test_what_is_promised_before_the_interview_is_what_the_plan_holds(bank, store, catalog):
     # The setup dialog and the CLI say, for the minutes chosen, whether a coding exercise ends the
     # interview; the plan keeps to it at every length, and a 3-minute interview is not promised one.

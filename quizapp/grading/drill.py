@@ -38,10 +38,11 @@ class Trace:
     lrs: list[list[float]]         # every param group's lr as each optimizer step was entered
     steps: int                     # optimizer steps that ran (a GradScaler's skipped steps excluded)
     scaler_steps: int              # scaler.step() calls (taken or skipped)
-    forwards: list[dict]           # per forward of the watched model: batch size, training, autocast
+    forwards: list[dict]           # per forward of the watched model: n, training, autocast(_dtype), out_dtype
     nan_to_num: int                # calls of torch.nan_to_num / Tensor.nan_to_num(_) during the run
     params: list[torch.Tensor]     # the final parameters (detached clones)
     names: list[str]               # their names
+    buffers: dict[str, torch.Tensor] = field(default_factory=dict)  # final buffers (BatchNorm statistics...)
     events: list[Event] = field(default_factory=list)  # the instrument log of the run
     extra: dict = field(default_factory=dict)          # what a drill's own hooks recorded
 
@@ -99,6 +100,7 @@ def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Mo
             "training": module.training,
             "autocast": instrument.autocast_on(),
             "autocast_dtype": torch.get_autocast_dtype(ctx.device.type),
+            "out_dtype": output.dtype if isinstance(output, torch.Tensor) else None,
         })
 
     handle = model.register_forward_hook(on_forward)
@@ -113,6 +115,7 @@ def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Mo
         returned=returned, losses=as_losses(returned), lrs=lrs,
         steps=len(LOG.of("opt.step")), scaler_steps=len(LOG.of("scaler.step")), forwards=forwards,
         nan_to_num=calls[0], params=[p.detach().clone() for _, p in named], names=[n for n, _ in named],
+        buffers={n: b.detach().clone() for n, b in model.named_buffers()},
         events=list(LOG.events), extra=extra if extra is not None else {},
     )
 
@@ -139,7 +142,7 @@ def first_bad(values: Sequence[float]) -> int | None:
     return next((i for i, v in enumerate(values) if not math.isfinite(v)), None)
 
 
-def loss_log(values: Sequence[float], around: int | None = None, width: int = 3) -> str:
+def loss_log(values: Sequence[float], around: int | None = None, width: int = 3, unit: str = "step") -> str:
     """A short loss log the way a colleague pastes it: the first steps, and the steps around `around`."""
     if not values:
         return "no losses"
@@ -152,7 +155,7 @@ def loss_log(values: Sequence[float], around: int | None = None, width: int = 3)
     for i in picks:
         if last >= 0 and i > last + 1:
             parts.append("...")
-        parts.append(f"step {i}: {fmt(values[i])}")
+        parts.append(f"{unit} {i}: {fmt(values[i])}")
         last = i
     return ", ".join(parts)
 
@@ -177,22 +180,30 @@ class Keep:
     problem: Callable[[Trace, Trace], str | None]
 
 
-def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = ()) -> list[str]:
-    """Every way the run differs from the fixed run's set-up, each named as what it hides."""
+def attempts(trace: Trace) -> int:
+    """Steps the run tried to take: scaler.step() calls when it scales (a GradScaler skips some of them
+    on purpose, and in a mixed-precision drill how many it skips can be the symptom), else steps taken."""
+    return trace.scaler_steps or trace.steps
+
+
+def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = (), *, check_lr: bool = True) -> list[str]:
+    """Every way the run differs from the fixed run's set-up, each named as what it hides. With
+    `check_lr` off (a drill whose symptom is the learning rate itself, which its symptom check
+    holds to the schedule), only a learning rate of zero throughout is named here."""
     problems = []
     if yours.nan_to_num and not fixed.nan_to_num:
         problems.append(f"nan_to_num was called {yours.nan_to_num} time(s): it turns the NaN or inf into ordinary "
                         "numbers after they were made, it does not stop them being made")
-    lr = lr_problem(yours, fixed)
+    lr = lr_problem(yours, fixed, only_zero=not check_lr)
     if lr:
         problems.append(lr)
     batches_yours, batches_fixed = len(yours.forwards), len(fixed.forwards)
     if batches_yours < batches_fixed:
         problems.append(f"the model ran {batches_yours} forward passes where the fixed script runs {batches_fixed}: "
-                        "fewer batches or steps end the run before the symptom shows, they do not fix it")
-    if yours.steps < fixed.steps:
-        problems.append(f"{yours.steps} optimizer steps ran where the fixed script takes {fixed.steps}: a skipped "
-                        "or removed step hides the symptom, it does not fix it")
+                        "running fewer batches, steps or passes changes what the script does instead of fixing it")
+    if attempts(yours) < attempts(fixed):
+        problems.append(f"{attempts(yours)} optimizer steps ran where the fixed script takes {attempts(fixed)}: a "
+                        "skipped or removed step hides the symptom, it does not fix it")
     for k in keep:
         message = k.problem(yours, fixed)
         if message:
@@ -200,12 +211,14 @@ def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = ()) -> 
     return problems
 
 
-def lr_problem(yours: Trace, fixed: Trace) -> str | None:
+def lr_problem(yours: Trace, fixed: Trace, *, only_zero: bool = False) -> str | None:
     """The learning rate set to zero, or changed from the fixed script's, at the first step it differs."""
     flat_yours = [lr for step in yours.lrs for lr in step]
     if flat_yours and all(lr == 0 for lr in flat_yours) and any(lr for step in fixed.lrs for lr in step):
         return (f"the learning rate was 0 at all {len(yours.lrs)} steps: a model that does not move cannot blow up, "
                 "but it does not learn either")
+    if only_zero:
+        return None
     for i, (a, b) in enumerate(zip(yours.lrs, fixed.lrs)):
         if len(a) != len(b) or any(not math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-15) for x, y in zip(a, b)):
             return (f"the learning rate at step {i} was {fmt(a[0] if len(a) == 1 else a)} where the fixed script uses "
@@ -229,17 +242,42 @@ def keeps_autocast(dtype: torch.dtype) -> Keep:
 
 
 def keeps_scaler() -> Keep:
-    """An enabled GradScaler scales the loss and steps the optimizer, as in the fixed script."""
+    """An enabled GradScaler scales the loss and steps the optimizer, from the fixed script's initial
+    scale: a disabled scaler (scale 1) or a smaller start avoids the overflows or the scaled gradients
+    that expose a mixed-precision bug, so it hides the bug rather than fixing it."""
 
     def problem(yours: Trace, fixed: Trace) -> str | None:
-        scaled = [e for e in yours.of("scale")]
+        scaled, wanted = yours.of("scale"), fixed.of("scale")
         if not scaled or yours.scaler_steps < fixed.scaler_steps:
             return (f"the loss was scaled {len(scaled)} time(s) and scaler.step ran {yours.scaler_steps} time(s), where "
                     f"the fixed script scales and steps through one GradScaler {fixed.scaler_steps} times: without loss "
                     "scaling, small float16 gradients flush to zero; keep the scaler and fix the bug")
+        first, want = scaled[0].info["scale"], wanted[0].info["scale"] if wanted else None
+        if want is not None and first != want:
+            return (f"the loss was multiplied by {whole(first)} at the first step where the fixed script's GradScaler "
+                    f"starts at {whole(want)}: a disabled scaler, or a smaller initial scale, avoids the overflows and "
+                    "the scaled gradients that expose the bug; it does not fix it")
         return None
 
     return Keep("GradScaler", problem)
+
+
+def whole(x: float) -> str:
+    """A loss scale as the learner sets it: 16777216, not 1.67772e+07."""
+    return f"{x:.0f}" if math.isfinite(x) and float(x).is_integer() else fmt(x)
+
+
+def no_added_clipping(why: str) -> Keep:
+    """The fixed script never clips, so clipping added to the learner's is a cap on a symptom; `why`
+    says what it caps, e.g. "the oversized gradient instead of giving it the right size"."""
+
+    def problem(yours: Trace, fixed: Trace) -> str | None:
+        clips = yours.of("clip")
+        if clips and not fixed.of("clip"):
+            return f"clip_grad_norm_ ran {len(clips)} time(s) where the fixed script never clips: clipping caps {why}"
+        return None
+
+    return Keep("no added clipping", problem)
 
 
 def keeps_clipping(max_norm: float) -> Keep:
@@ -273,13 +311,16 @@ class Tolerance:
 def register(checks: Checks, *, runs: Callable[[Context], tuple[Trace, Trace]], symptom_id: str, symptom_title: str,
              symptom: Callable[[Context, Trace, Trace], None], tolerance: Tolerance, keep: Sequence[Keep] = (),
              compare: Callable[[Context, Trace, Trace], None] | None = None,
-             advice: Callable[[Trace, Trace], str | None] | None = None) -> None:
+             advice: Callable[[Trace, Trace], str | None] | None = None, check_lr: bool = True,
+             unit: str = "step") -> None:
     """Add the drill's three checks: its symptom, `honest-fix`, `matches-fixed-run`.
 
     `runs(ctx)` returns (yours, fixed), cached by the caller. `compare`, if given, runs after the
     loss curve and weights agree, for what else the fixed run must match (e.g. a teacher left alone).
     `advice(yours, fixed)`, if given, names a drill's own near-miss (an epsilon in a log, a clamp)
-    when the training does not match; it is added to that failure's message.
+    when the training does not match; it is added to that failure's message. `check_lr=False` leaves
+    the learning rate to the symptom check (see `cosmetic_problems`). `unit` is what each returned
+    loss is one of ("step", or "epoch" for a per-epoch validation loss).
     """
 
     @checks.add(symptom_id, symptom_title)
@@ -290,43 +331,43 @@ def register(checks: Checks, *, runs: Callable[[Context], tuple[Trace, Trace]], 
     @checks.add("honest-fix", HONEST_TITLE)
     def honest(ctx):
         yours, fixed = runs(ctx)
-        problems = cosmetic_problems(yours, fixed, keep)
+        problems = cosmetic_problems(yours, fixed, keep, check_lr=check_lr)
         if problems:
             fail("the change hides the symptom instead of removing its cause: " + "; ".join(problems))
 
     @checks.add("matches-fixed-run", f"The training matches the fixed script's ({tolerance.describe()})")
     def matches(ctx):
         yours, fixed = runs(ctx)
-        plot(ctx, yours, fixed)
-        hidden = bool(cosmetic_problems(yours, fixed, keep))
+        plot(ctx, yours, fixed, unit)
+        hidden = bool(cosmetic_problems(yours, fixed, keep, check_lr=check_lr))
         hint = advice(yours, fixed) if advice is not None else None
         with cause_if(hidden, consequence(HONEST_TITLE)), cause_if(bool(hint) and not hidden, hint or ""):
-            same_training(yours, fixed, tolerance)
+            same_training(yours, fixed, tolerance, unit)
             if compare is not None:
                 compare(ctx, yours, fixed)
 
 
-def plot(ctx: Context, yours: Trace, fixed: Trace) -> None:
+def plot(ctx: Context, yours: Trace, fixed: Trace, unit: str = "step") -> None:
     if yours.losses or fixed.losses:
-        ctx.data["curves"] = {"title": "loss per step: yours against the fixed script's", "x": "step",
+        ctx.data["curves"] = {"title": f"loss per {unit}: yours against the fixed script's", "x": unit,
                               "series": {"yours": yours.losses, "fixed": fixed.losses}}
 
 
-def same_training(yours: Trace, fixed: Trace, tol: Tolerance) -> None:
-    """The loss curve and the final weights of the two runs agree within `tol`."""
+def same_training(yours: Trace, fixed: Trace, tol: Tolerance, unit: str = "step") -> None:
+    """The loss curve (one loss per `unit`) and the final weights and buffers of the two runs agree within `tol`."""
     if not isinstance(yours.returned, (list, tuple)) or (yours.returned and not yours.losses):
-        fail(f"the training function must return the list of per-step losses (floats), as the script's does; "
+        fail(f"the training function must return the list of per-{unit} losses (floats), as the script's does; "
              f"it returned {type(yours.returned).__name__}")
     if len(yours.losses) != len(fixed.losses):
         fail(f"the run returned {len(yours.losses)} losses where the fixed script returns {len(fixed.losses)} "
-             "(one per step)")
+             f"(one per {unit})")
     scale = max((abs(v) for v in fixed.losses if math.isfinite(v)), default=1.0) or 1.0
     for i, (a, b) in enumerate(zip(yours.losses, fixed.losses)):
         if not math.isfinite(a) or abs(a - b) > tol.loss_rtol * scale:
             off = f" (difference {abs(a - b) / scale:.2e} of the largest loss, tolerance {tol.loss_rtol:.0e})" \
                 if math.isfinite(a) else ""
-            fail(f"the loss at step {i} is {fmt(a)} where the fixed script's is {fmt(b)}{off}; yours: "
-                 f"{loss_log(yours.losses, i)}; fixed: {loss_log(fixed.losses, i)}")
+            fail(f"the loss at {unit} {i} is {fmt(a)} where the fixed script's is {fmt(b)}{off}; yours: "
+                 f"{loss_log(yours.losses, i, unit=unit)}; fixed: {loss_log(fixed.losses, i, unit=unit)}")
     if len(yours.params) != len(fixed.params):
         fail(f"the model ends with {len(yours.params)} parameters where the fixed script's has {len(fixed.params)}")
     for name, a, b in zip(fixed.names, yours.params, fixed.params):
@@ -337,3 +378,17 @@ def same_training(yours: Trace, fixed: Trace, tol: Tolerance) -> None:
         if not math.isfinite(diff) or diff > tol.param_rtol:
             fail(f"after training, {name} differs from the fixed script's by {diff:.2e} of its largest entry "
                  f"(tolerance {tol.param_rtol:.0e}): the run trains a different model")
+    for name, b in fixed.buffers.items():
+        a = yours.buffers.get(name)
+        if a is None or a.shape != b.shape:
+            continue  # a buffer the learner's model lacks is its parameters' business, named above
+        if not b.is_floating_point():
+            if not torch.equal(a.cpu(), b.cpu()):
+                fail(f"after training, the buffer {name} is {a.flatten()[:4].tolist()} where the fixed script's is "
+                     f"{b.flatten()[:4].tolist()}: the model ran a different number of training forward passes")
+            continue
+        denom = b.double().abs().max().item() or 1.0
+        diff = (a.double() - b.double()).abs().max().item() / denom
+        if not math.isfinite(diff) or diff > tol.param_rtol:
+            fail(f"after training, the buffer {name} differs from the fixed script's by {diff:.2e} of its largest "
+                 f"entry (tolerance {tol.param_rtol:.0e}): running statistics that other data or another mode moved")

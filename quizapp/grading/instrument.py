@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import types
 from dataclasses import dataclass, field
 
 import torch
@@ -180,18 +181,21 @@ def watch_optimizer(optimizer, before_step=None) -> None:
     """
     real_step, real_zero = optimizer.step, optimizer.zero_grad
 
-    def step(*args, **kwargs):
+    def step(self, *args, **kwargs):
         args, kwargs = run_closure_first(args, kwargs)
         LOG.add("opt.step", via_scaler=LOG._in_scaler_step > 0)
         if before_step is not None:
             before_step()
         return real_step(*args, **kwargs)
 
-    def zero_grad(*args, **kwargs):
+    def zero_grad(self, *args, **kwargs):
         LOG.add("zero_grad")
         return real_zero(*args, **kwargs)
 
-    optimizer.step, optimizer.zero_grad = step, zero_grad
+    # Bound methods, as the optimizer's own are: an LR scheduler built afterwards wraps
+    # `optimizer.step.__func__`, which a plain function does not have.
+    optimizer.step = types.MethodType(step, optimizer)
+    optimizer.zero_grad = types.MethodType(zero_grad, optimizer)
 
 
 def watch_forward(model) -> list:

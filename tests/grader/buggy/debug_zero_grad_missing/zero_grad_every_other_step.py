@@ -1,0 +1,18 @@
+# quizapp: exercise=debug_zero_grad_missing
+import torch.nn.functional as F
+
+# A near miss: the gradients cleared on every second step only.
+
+
+def train(model, batches, optimizer):
+    step = 0
+    losses = []
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        if step % 2 == 0:
+            optimizer.zero_grad()
+        step += 1
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
