@@ -36,6 +36,8 @@ def start_exercise(exercise_id: str, path: Path | None, force: bool) -> int:
     target.write_text(exercise.starter.read_text(encoding="utf-8"), encoding="utf-8")
     click.echo(f"Wrote {target}: {exercise.title}")
     click.echo(f"Read the task:  quizapp hint {exercise_id} 0   (the statement)")
+    if exercise.is_drill:  # a drill is a whole script: running it shows the symptom
+        click.echo(f"See the bug:    python {target}   ({exercise.symptom})")
     click.echo(f"When ready:     quizapp grade {target}")
     return 0
 

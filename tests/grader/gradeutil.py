@@ -35,8 +35,12 @@ class Graded:
         return self.check(check_id)["status"]
 
 
+def _is_buggy(args: tuple) -> bool:
+    return Path(args[0]).parent.parent.name == "buggy"
+
+
 def _run(args: tuple) -> Graded:
-    if Path(args[0]).parent.parent.name == "buggy":
+    if _is_buggy(args):
         from warmutil import grade_warm
 
         return grade_warm(args)
@@ -69,6 +73,9 @@ _cold_cache: dict = {}
 
 def grade_cold_many(arg_lists: list[tuple]) -> list[Graded]:
     """Grade each argument tuple through the CLI, whichever path grade_many would take."""
+    for a in arg_lists:  # a file outside the buggy matrices was graded cold already by grade_many
+        if a not in _cold_cache and a in _cache and not _is_buggy(a):
+            _cold_cache[a] = _cache[a]
     todo = [a for a in dict.fromkeys(arg_lists) if a not in _cold_cache]
     with ThreadPoolExecutor(max_workers=2) as pool:
         for args, result in zip(todo, pool.map(run_cold, todo)):
