@@ -373,6 +373,9 @@ def same_training(yours: Trace, fixed: Trace, tol: Tolerance, unit: str = "step"
     for name, a, b in zip(fixed.names, yours.params, fixed.params):
         if a.shape != b.shape:
             fail(f"{name} has shape {tuple(a.shape)} where the fixed script's has {tuple(b.shape)}")
+        if a.dtype != b.dtype:
+            fail(f"after training, {name} is {str(a.dtype).replace('torch.', '')} where the fixed script's is "
+                 f"{str(b.dtype).replace('torch.', '')}: the weights are kept in another precision")
         denom = b.detach().double().abs().max().item() or 1.0
         diff = (a.detach().double() - b.detach().double()).abs().max().item() / denom
         if not math.isfinite(diff) or diff > tol.param_rtol:
