@@ -123,7 +123,7 @@ dry_step() {
     log "== $name (dry run): would run, within ${cap}s: $what"
     local t0=$SECONDS rc out
     out="$("$@" 2>&1)"; rc=$?
-    printf '%s\n' "$out" | tail -n 25 | sed 's/^/   | /' | tee -a "$LOG"
+    printf '%s\n' "$out" | tail -n 40 | sed 's/^/   | /' | tee -a "$LOG"
     if (( rc == 0 )); then log "== $name: checked ($*)"; else log "== $name: CHECK FAILED (exit $rc): $*"; FAILED=1; fi
     record "$name" "$( (( rc == 0 )) && echo dry || echo 'dry check failed')" "$rc" $(( SECONDS - t0 )) "$cap" \
         "$what" "checked: $*"
