@@ -260,6 +260,10 @@ def run(args, emit: Emit) -> None:
         emit("usage_error", message="--device cuda: CUDA is not available on this machine")
         return
     device = torch.device("cuda" if args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available()) else "cpu")
+    if device.type == "cpu":
+        # The checks' models are tiny: a second intra-op thread buys nothing on them, and where the
+        # cores are busy (two grades at once, other work) its spin-waits made grades many times slower.
+        torch.set_num_threads(1)
     if args.memory_mb and device.type == "cpu":
         import resource
 
