@@ -22,7 +22,9 @@ DRILLS = drills_only(CATALOG)
 MIN_DRILLS = 12
 
 # Runs each script as `python FILE` would (run_name "__main__"), all in one interpreter so that torch
-# loads once; prints {path: [exit status, output]}. A script must not need quizapp: only torch.
+# loads once; prints {path: [exit status, output]}. A script must not need quizapp: only torch. One
+# OpenMP thread: a script that forks its DDP ranks after an earlier script started OpenMP's thread
+# pool would hang in the fork (run alone, as a learner runs it, it starts from a fresh process).
 _RUN_SCRIPTS = textwrap.dedent("""
     import contextlib, io, json, runpy, sys, traceback
     out = {}
@@ -46,7 +48,7 @@ _RUN_SCRIPTS = textwrap.dedent("""
 def script_runs() -> dict:
     paths = [str(ex.folder / name) for ex in DRILLS.values() for name in ("starter.py", "reference.py")]
     proc = subprocess.run([sys.executable, "-c", _RUN_SCRIPTS, *paths], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                          timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 

@@ -25,6 +25,7 @@ import torch
 from quizapp.grading import instrument
 from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, plain
 from quizapp.grading.instrument import LOG, Event
+from quizapp.words import plural
 
 HONEST_TITLE = "The fix removes the cause, not the symptom (same steps, learning rate, data and set-up)"
 
@@ -199,10 +200,11 @@ def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = (), *, 
         problems.append(lr)
     batches_yours, batches_fixed = len(yours.forwards), len(fixed.forwards)
     if batches_yours < batches_fixed:
-        problems.append(f"the model ran {batches_yours} forward passes where the fixed script runs {batches_fixed}: "
+        problems.append(f"the model ran {plural(batches_yours, 'forward pass', 'forward passes')} where the fixed "
+                        f"script runs {batches_fixed}: "
                         "running fewer batches, steps or passes changes what the script does instead of fixing it")
     if attempts(yours) < attempts(fixed):
-        problems.append(f"{attempts(yours)} optimizer steps ran where the fixed script takes {attempts(fixed)}: a "
+        problems.append(f"{plural(attempts(yours), 'optimizer step')} ran where the fixed script takes {attempts(fixed)}: a "
                         "skipped or removed step hides the symptom, it does not fix it")
     for k in keep:
         message = k.problem(yours, fixed)
@@ -215,8 +217,8 @@ def lr_problem(yours: Trace, fixed: Trace, *, only_zero: bool = False) -> str | 
     """The learning rate set to zero, or changed from the fixed script's, at the first step it differs."""
     flat_yours = [lr for step in yours.lrs for lr in step]
     if flat_yours and all(lr == 0 for lr in flat_yours) and any(lr for step in fixed.lrs for lr in step):
-        return (f"the learning rate was 0 at all {len(yours.lrs)} steps: a model that does not move cannot blow up, "
-                "but it does not learn either")
+        return (f"the learning rate was 0 at all {len(yours.lrs)} steps: a model that does not move shows no "
+                "symptom, but it does not learn either")
     if only_zero:
         return None
     for i, (a, b) in enumerate(zip(yours.lrs, fixed.lrs)):

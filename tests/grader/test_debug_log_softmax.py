@@ -30,7 +30,7 @@ COSMETIC = {
     "skip_nonfinite_steps": (("2 optimizer steps ran where the fixed script takes 40",), False),
     "lr_zero": (("the learning rate was 0 at all 40 steps",), True),
     "lower_lr": (("the learning rate at step 0 was 0.003 where the fixed script uses 0.03",), False),
-    "fewer_steps": (("1 forward passes where the fixed script runs 40",), True),
+    "fewer_steps": (("1 forward pass where the fixed script runs 40",), True),
 }
 # near misses that hide nothing the generic way but train a different model: (words of the message)
 NEAR_MISSES = {

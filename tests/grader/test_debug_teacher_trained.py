@@ -26,8 +26,9 @@ BUGGY = Path(__file__).resolve().parent / "buggy" / EXERCISE
 SYMPTOM = "teacher-frozen"
 CHECK_IDS = [SYMPTOM, *DRILL_CHECKS]
 STARTER_WORDS = ("the symptom is still there", "40 of 40 teacher forward passes ran with net.1 (BatchNorm1d), net.3 (Dropout)",
-                 "teacher.net.1.running_mean by up to 1.6664", "num_batches_tracked counted 40 more batches",
-                 "went from 97.3% to 90.4%")
+                 # the figures' last digits follow the CPU's rounding: the words and the leading digits are asked
+                 "teacher.net.1.running_mean by up to 1.66", "num_batches_tracked counted 40 more batches",
+                 "the teacher's accuracy on its own validation set went from 97.", "% to 90.")
 
 # cosmetic fix -> (words its honest-fix message holds, whether the symptom is hidden by it)
 COSMETIC = {

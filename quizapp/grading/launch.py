@@ -1,4 +1,13 @@
-"""ddp_accumulation: start the ranks from the grade's child process, watch them, collect what they saw.
+"""Multi-rank exercises (ddp_accumulation, debug_ddp_sync_flag): start the ranks from the grade's
+child process, watch them, collect what they saw.
+
+The launcher is shared; what each rank does is the exercise's own: `rank.py` in the exercise folder
+(`exercise_dir`), with `serve(rank, world, init, backend, device, load_solution, solution_path,
+exercise_dir, out, collective_timeout) -> exit status` for a forked rank and a command line (`--rank
+--world --init --backend --device --solution --exercise-dir --out --collective-timeout`) for a
+spawned one. A rank writes `r{rank}-started.json` ({"run": index}) as each run starts, one
+`r{rank}-{index}.json` record per run, and `r{rank}-error.json` ({"stage", "run", "message"}) on
+the first error.
 
 One launch of WORLD ranks makes every run. The ranks are forked from the child (or spawned where
 CUDA is in use) and stay in the child's process group, so the grade's own limits (timeout, the
@@ -127,7 +136,7 @@ def _launch_once(exercise_dir, solution, world, backend, devices, runs, fork) ->
     procs = []
     try:
         if fork:
-            rank_module = sibling_module(str(exercise_dir / "launch.py"), "rank")
+            rank_module = sibling_module(str(exercise_dir / "rank.py"), "rank")  # the exercise's own rank.py
         for rank in range(world):
             if fork:
                 procs.append(_fork_rank(rank_module, rank, world, init, backend, devices[rank], solution,
