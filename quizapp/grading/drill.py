@@ -171,6 +171,19 @@ def nonfinite_params(trace: Trace) -> list[str]:
     return [n for n, p in zip(trace.names, trace.params) if not bool(torch.isfinite(p).all())]
 
 
+def require_finite(yours: Trace, still: str) -> None:
+    """The NaN drills' symptom check: every returned loss and every final weight is finite. `still`
+    says why finite losses with NaN weights mean the bug is still there (the gradients' NaN)."""
+    bad = first_bad(yours.losses)
+    nan_params = nonfinite_params(yours)
+    if bad is not None:
+        fail(f"the symptom is still there: the loss is {yours.losses[bad]} at step {bad} "
+             f"({loss_log(yours.losses, bad)})"
+             + (f", and {len(nan_params)} parameter tensors hold NaN after training" if nan_params else ""))
+    if nan_params:
+        fail(f"every loss is finite, but after training {listed_names(nan_params)} hold NaN or inf: {still}")
+
+
 # -- what a cosmetic fix changes --------------------------------------------------------------
 
 @dataclass
