@@ -10,7 +10,7 @@ import math
 import torch
 
 from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, fmt
+from quizapp.grading.harness import Checks, Required, fail, fmt, listed
 
 LR, MOMENTUM = 0.1, 0.9
 MODEL_SEED, DATA_SEED = 21, 22  # not the script's: the fix must hold on other draws too
@@ -80,7 +80,7 @@ def symptom(ctx, yours, fixed):
              f"{drill.loss_log(fixed.losses, bad)}){first_gradient(yours, fixed)}")
     nan_params = drill.nonfinite_params(yours)
     if nan_params:
-        fail(f"every loss is finite, but after training {drill.listed_names(nan_params)} hold NaN or inf")
+        fail(f"every loss is finite, but after training {listed(nan_params)} hold NaN or inf")
 
 
 def keeps_accumulation() -> drill.Keep:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail
+from quizapp.grading.harness import Checks, Required, fail, listed
 
 LR, MOMENTUM = 0.05, 0.9
 MODEL_SEED, DATA_SEED = 31, 32  # not the script's: the fix must hold on other draws too
@@ -95,7 +95,7 @@ def symptom(ctx, yours, fixed):
         if any("BatchNorm" in name for name in layers):
             what.append("BatchNorm normalises with each validation batch's own statistics")
         said.append(f"{len(in_train)} of {len(val)} validation forward passes ran with "
-                    f"{drill.listed_names(layers)} in train mode: " + " and ".join(what))
+                    f"{listed(layers)} in train mode: " + " and ".join(what))
     if moved:
         said.append(f"BatchNorm's running statistics moved by up to {moved:.4f} during validation passes: "
                     "validating changed the model, with statistics of the validation data")

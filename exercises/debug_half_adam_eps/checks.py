@@ -16,7 +16,7 @@ import math
 import torch
 
 from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, fmt
+from quizapp.grading.harness import Checks, Required, fail, fmt, listed
 
 LR, EPS = 3e-3, 1e-8  # Adam's defaults but the lr; eps = 1e-8 rounds to 0 in float16
 MODEL_SEED, DATA_SEED = 31, 32  # not the script's: the fix must hold on other draws too
@@ -101,7 +101,7 @@ def symptom(ctx, yours, fixed):
         fail(f"the symptom is still there: the loss is {fmt(yours.losses[bad])} at step {bad} "
              f"({drill.loss_log(yours.losses, bad)}){where_it_broke(yours)}")
     if nan_params:
-        fail(f"every loss is finite, but after training {drill.listed_names(nan_params)} hold NaN or inf"
+        fail(f"every loss is finite, but after training {listed(nan_params)} hold NaN or inf"
              f"{where_it_broke(yours)}")
 
 
@@ -154,7 +154,7 @@ def advice(yours, fixed):
         return None
     dtype = low[0][1] if low else torch.float16
     if low:
-        where = f"after training {drill.listed_names([n for n, _ in low])} are {dtype_name(dtype)}"
+        where = f"after training {listed([n for n, _ in low])} are {dtype_name(dtype)}"
     else:
         where = f"at {half_steps} of {len(yours.extra['steps'])} steps the optimizer updated float16 weights"
     grid = torch.finfo(dtype).eps * 0.25  # the spacing of representable values in [0.25, 0.5)

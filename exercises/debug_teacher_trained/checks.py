@@ -12,7 +12,7 @@ import copy
 import torch
 
 from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail
+from quizapp.grading.harness import Checks, Required, fail, listed
 
 LR, MOMENTUM = 0.1, 0.9
 TEACHER_SEED, STUDENT_SEED, DATA_SEED, VAL_SEED = 41, 42, 43, 44  # not the script's
@@ -117,7 +117,7 @@ def symptom(ctx, yours, fixed):
             what.append("BatchNorm normalises with each transfer batch's own statistics and overwrites its running "
                         "statistics with them")
         said.append(f"{len(in_train)} of {len(forwards)} teacher forward passes ran with "
-                    f"{drill.listed_names(layers)} in train mode: " + " and ".join(what))
+                    f"{listed(layers)} in train mode: " + " and ".join(what))
     if change:
         said.append("after distillation " + change)
     fail("the symptom is still there: " + "; ".join(said))
@@ -143,7 +143,7 @@ def compare(ctx, yours, fixed):
         fail("the student trains as in the fixed run, but the teacher did not stay as it was: " + change)
     if yours.extra["with_grad"]:
         fail(f"the student trains as in the fixed run, but {len(yours.extra['with_grad'])} teacher parameters "
-             f"hold gradients after distillation ({drill.listed_names(yours.extra['with_grad'])}): the teacher's "
+             f"hold gradients after distillation ({listed(yours.extra['with_grad'])}): the teacher's "
              "logits were not computed under torch.no_grad() (or detached), so backward ran into the teacher; "
              "any optimizer or weight decay that reaches those parameters would train it")
 
@@ -153,7 +153,7 @@ def advice(yours, fixed):
     in_train = sorted({name for f in yours.extra["teacher_forwards"] for name in f})
     if not in_train:
         return None
-    said = (f"the teacher's soft targets were computed with {drill.listed_names(in_train)} in train mode: put the "
+    said = (f"the teacher's soft targets were computed with {listed(in_train)} in train mode: put the "
             "whole teacher in eval mode")
     if teacher_change(yours.extra) is None and any("BatchNorm" in name for name in in_train):
         said += "; restoring its state afterwards does not undo the noisy targets the student learned from"

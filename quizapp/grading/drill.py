@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from quizapp.grading import instrument
-from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, plain
+from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, listed, plain
 from quizapp.grading.instrument import LOG, Event
 from quizapp.words import plural
 
@@ -161,12 +161,6 @@ def loss_log(values: Sequence[float], around: int | None = None, width: int = 3,
     return ", ".join(parts)
 
 
-def listed_names(names: Sequence[str]) -> str:
-    from quizapp.grading.harness import listed
-
-    return listed(names)
-
-
 def nonfinite_params(trace: Trace) -> list[str]:
     return [n for n, p in zip(trace.names, trace.params) if not bool(torch.isfinite(p).all())]
 
@@ -181,7 +175,7 @@ def require_finite(yours: Trace, still: str) -> None:
              f"({loss_log(yours.losses, bad)})"
              + (f", and {len(nan_params)} parameter tensors hold NaN after training" if nan_params else ""))
     if nan_params:
-        fail(f"every loss is finite, but after training {listed_names(nan_params)} hold NaN or inf: {still}")
+        fail(f"every loss is finite, but after training {listed(nan_params)} hold NaN or inf: {still}")
 
 
 # -- what a cosmetic fix changes --------------------------------------------------------------
