@@ -317,9 +317,11 @@ def config() -> None:
     """Your study settings."""
 
 
-@config.command("new-per-day")
-@click.argument("number", metavar="N", required=False, type=click.IntRange(min=0, max=10000))
-def config_new_per_day(number: int | None) -> None:
+# N is read by set_new_per_day, so that "abc" and "-3" get the same plain message (click would call
+# "-3" an unknown option, and "abc" not a valid integer range).
+@config.command("new-per-day", context_settings={"ignore_unknown_options": True})
+@click.argument("number", metavar="N", required=False)
+def config_new_per_day(number: str | None) -> None:
     """At most N new questions a day (default 20), counted per local day across sessions; without N,
     print the limit and what is left today."""
     from quizapp.commands.marks import set_new_per_day

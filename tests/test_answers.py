@@ -76,7 +76,31 @@ def test_expected_answer_is_readable():
     assert check_answer(SINGLE, 0).expected == "b"
     assert check_answer(MULTI, []).expected == "a; c"
     assert check_answer(ORDER, []).expected == "scale -> backward -> unscale_ -> clip -> step -> update"
-    assert check_answer(NUMERIC, "1").expected == "65504 (within 0.001 relative)"
+    assert check_answer(NUMERIC, "1").expected == "65504 (accepted: 65440 to 65560)"
+    assert check_answer(EXACT, "1").expected == "0.0078125"
+
+
+@pytest.mark.parametrize("answer,tolerance,shown", [
+    (1.0, 0.005, "1 (accepted: 0.995 to 1.005)"),  # "Two decimals": said in the answer's units
+    (28.92, 0.0005, "28.92 (accepted: 28.91 to 28.93)"),
+    (30.0, 0.01, "30 (accepted: 29.7 to 30.3)"),
+    (-2.5, 0.01, "-2.5 (accepted: -2.52 to -2.48)"),  # rounded inwards: both ends count
+    (0.000488, 0.002, "0.000488 (accepted: 0.0004871 to 0.0004889)"),
+    (1e-300, 0.1, "1e-300 (accepted: 9e-301 to 1.1e-300)"),
+    (0.0, 0.1, "0"),  # a relative tolerance around 0 accepts only 0
+])
+def test_a_tolerance_is_said_as_the_range_it_accepts(answer, tolerance, shown):
+    assert check_answer(make("numeric", answer=answer, tolerance=tolerance), "x").expected == shown
+
+
+@settings(max_examples=300, deadline=None)
+@given(answer=st.floats(min_value=-1e12, max_value=1e12).filter(lambda a: abs(a) > 1e-12),
+       tolerance=st.sampled_from([0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.1]))
+def test_both_ends_of_the_range_shown_are_accepted_as_typed(answer, tolerance):
+    q = make("numeric", answer=answer, tolerance=tolerance)
+    low, high = q_range = check_answer(q, "x").expected.split("(accepted: ")[1].rstrip(")").split(" to ")
+    assert check_answer(q, low).correct and check_answer(q, high).correct, q_range
+    assert float(low) <= answer <= float(high)
 
 
 def test_normalise_text():

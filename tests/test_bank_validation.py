@@ -146,7 +146,7 @@ def test_yaml_syntax_error_has_line(write_pack):
     assert error.startswith(f"{path}:")
     assert "YAML syntax error" in error
     line = int(error.split(":")[1])
-    assert 15 <= line <= 17
+    assert path.read_text().splitlines()[line - 1] == "    prompt: [unclosed"  # where the list opens
 
 
 def test_empty_file(write_pack):
@@ -237,3 +237,35 @@ def test_key_points_must_be_a_list_of_text(write_pack):
     path = write_pack(GOOD.replace("    explanation: The model answer.\n",
                                    "    explanation: The model answer.\n    key_points: []\n"))
     assert only_error(path) == f"{path}:42: question 'demo-card': key_points must have 1 to 8 entries, has 0"
+
+
+# -- where a YAML syntax error points -------------------------------------------------------
+
+def test_an_unclosed_quote_points_where_the_quote_opens_not_past_the_end(write_pack):
+    text = GOOD.replace("    prompt: Pick some.", '    prompt: "Pick some.')
+    path = write_pack(text)
+    opened = next(n for n, line in enumerate(path.read_text().splitlines(), 1) if 'prompt: "Pick some.' in line)
+    error = only_error(path)
+    assert error.startswith(f"{path}:{opened}: YAML syntax error: the quoted text that starts here is never closed")
+    assert "(at the end of the file)" in error
+
+
+def test_an_unclosed_list_points_where_it_opens(write_pack):
+    path = write_pack(GOOD.replace("    tags: [fp16, grad-scaler]", "    tags: [fp16, grad-scaler"))
+    last = len(path.read_text().splitlines())
+    assert only_error(path).startswith(f"{path}:{last}: YAML syntax error: the [ list that starts here is not closed")
+    path = write_pack(GOOD.replace("    choices: [a, b, c]\n    answer: 2", "    choices: [a, b, c\n    answer: 2"))
+    assert only_error(path).startswith(f"{path}:8: YAML syntax error: the [ list")
+    assert "(at line 9)" in only_error(path)
+
+
+def test_a_misindented_key_still_points_at_its_own_line(write_pack):
+    path = write_pack(GOOD.replace("    difficulty: 2\n    prompt: Pick some.", "    difficulty: 2\n   prompt: Pick some."))
+    assert only_error(path).startswith(f"{path}:14: YAML syntax error:")
+
+
+@pytest.mark.parametrize("broken", ['a: "x\n', "a: 'x\n\n\n", "a: [x,\n", "a: {x: 1\n", 'a: "x', "a:\n  - [\n"])
+def test_a_syntax_error_never_points_past_the_last_line(write_pack, broken):
+    path = write_pack("topic: demo\ntitle: Demo\n" + broken)
+    line = int(only_error(path).split(":")[1])
+    assert 3 <= line <= len(path.read_text().splitlines())

@@ -167,3 +167,36 @@ def test_again_comes_back_at_most_three_times(write_pack, quizapp_home, monkeypa
     assert singles == [("demo-single", 0, 1)] * 4  # the first answer and 3 re-asks, then it waits for FSRS
     assert "3 re-asks after Again." in result.output
 
+
+
+# -- 4. choices at 80 columns: inline code drawn as code, wrapped lines under their text ------
+
+CODE_CHOICES = """
+topic: demo
+title: Demo topic
+questions:
+  - id: demo-code-choices
+    type: single
+    difficulty: 1
+    prompt: What does the second `unscale_` do?
+    choices:
+      - "A RuntimeError at the second `unscale_`: it is allowed once per optimizer between two `update()` calls"
+      - "It reads `grads[i]` and [bold]nothing[/] else"
+    answer: 0
+    explanation: The guard.
+"""
+
+
+def test_choices_show_inline_code_without_backticks_and_wrap_under_their_text(write_pack, quizapp_home, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    write_pack(CODE_CHOICES, "demo.yaml", quizapp_home / "questions")
+    monkeypatch.setattr("quizapp.commands.review.choice_order", lambda q, seed: list(range(len(q.choices))))
+    result = review("2\nq\n")
+    assert result.exit_code == 0, result.output
+    lines = [line.rstrip() for line in result.output.splitlines()]
+    first = lines.index("  1. A RuntimeError at the second unscale_: it is allowed once per optimizer")
+    assert lines[first + 1] == "     between two update() calls"  # under the text, not at column 0
+    assert "  2. It reads grads[i] and [bold]nothing[/] else" in lines  # brackets are text, not markup
+    assert "`" not in result.output.split("What does")[1].split("Your answer")[0]
+    # the right answer after a wrong pick is shown the same way
+    assert "The answer: A RuntimeError at the second unscale_: it is allowed once per" in " ".join(lines)

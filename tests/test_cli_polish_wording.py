@@ -50,3 +50,31 @@ def test_a_check_message_says_1_time_not_time_s():
     message = next(c["message"] for c in report["checks"] if c["id"] == "skip-on-overflow")
     assert "optimizer.step() was called 1 time;" in message
     assert "time(s)" not in out.stdout
+
+
+# -- quizapp config new-per-day: one plain message for every reply that is not a whole number ----
+
+def config_new_per_day(*args: str):
+    from click.testing import CliRunner
+
+    from quizapp.cli import cli
+
+    return CliRunner().invoke(cli, ["config", "new-per-day", *args], catch_exceptions=False)
+
+
+def test_new_per_day_says_what_it_takes_for_text_a_negative_or_a_fraction():
+    for reply in ("abc", "-3", "2.5", "", "--lots"):
+        result = config_new_per_day(reply)
+        assert result.exit_code == 2, reply
+        assert result.stderr == f"quizapp: new-per-day takes a whole number from 0 up, e.g. 10 (not '{reply}').\n"
+        assert "No such option" not in result.output and "integer range" not in result.output
+    assert config_new_per_day("99999").stderr == "quizapp: new-per-day is at most 10,000 (not 99999).\n"
+    assert config_new_per_day("9" * 5000).exit_code == 2  # too long for int(): still the plain message
+    assert config_new_per_day("--help").output.startswith("Usage:")
+
+
+def test_new_per_day_takes_0_and_a_number_with_spaces_or_a_sign():
+    assert config_new_per_day("0").exit_code == 0
+    assert "new-per-day = 0" in config_new_per_day().output
+    assert config_new_per_day(" +12 ").exit_code == 0
+    assert "new-per-day = 12" in config_new_per_day().output

@@ -106,7 +106,7 @@ def test_every_type_renders_with_answer_and_explanation(tmp_path, write_pack):
     assert "Because." in back
     _, (front, back, *_) = notes["demo-multi"]
     assert back.count("<li>") == 2 and "a and c." in back
-    assert "<b>65504</b>" in notes["demo-numeric"][1][1]
+    assert "<b>65504</b> (accepted: 64900 to 66100)" in notes["demo-numeric"][1][1]  # in its units, not "0.01 relative"
     _, (front, back, *_) = notes["demo-order"]
     assert back.index("first") < back.index("second") < back.index("third") and "<ol" in back
     assert front.index("first") > front.index("second") or front.index("second") > front.index("third")

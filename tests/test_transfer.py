@@ -217,3 +217,87 @@ def test_cli_import_of_a_damaged_file_says_why(tmp_path):
     assert "damaged: not valid JSON" in result.output and "Nothing was imported" in result.output
     missing = run("import", str(tmp_path / "nope.json"))
     assert missing.exit_code == 1 and "no such file" in missing.output
+
+
+# -- study settings -------------------------------------------------------------------------------
+
+def test_the_daily_limit_travels_to_a_store_that_never_set_one(tmp_path):
+    with open_at(tmp_path / "a.sqlite3") as a:
+        fill(a)
+        a.set_setting("new_per_day", 7)
+        write_export(a, tmp_path / "p.json")
+    document = read_export(tmp_path / "p.json")
+    assert document["settings"] == {"new_per_day": 7}
+    with open_at(tmp_path / "b.sqlite3") as b:
+        summary = import_progress(b, document)
+        assert summary.settings == (("new_per_day", 7),) and summary.changed
+        assert b.new_per_day() == 7
+        again = import_progress(b, document)  # twice: nothing changes, nothing to report
+        assert not again.changed and again.settings == () and again.settings_kept == ()
+    with open_at(tmp_path / "c.sqlite3") as c:  # a machine where the learner set their own: kept, and said
+        c.set_setting("new_per_day", 12)
+        summary = import_progress(c, document)
+        assert summary.settings == () and summary.settings_kept == (("new_per_day", 12, 7),)
+        assert c.new_per_day() == 12
+
+
+def test_an_export_without_settings_still_imports_and_one_own_export_back_changes_nothing(tmp_path):
+    with open_at(tmp_path / "a.sqlite3") as a:
+        fill(a)
+        document = export_progress(a)
+    assert document["settings"] == {"new_per_day": 20}  # the default, written for readers
+    old = dict(document)
+    del old["settings"]  # as a quizapp before settings travelled wrote it
+    with open_at(tmp_path / "b.sqlite3") as b:
+        summary = import_progress(b, old)
+        assert summary.answers == 6 and summary.settings == () and b.new_per_day() == 20
+        assert b.setting("new_per_day") is None  # the default stays a default, not a choice
+    with open_at(tmp_path / "a.sqlite3") as a:
+        assert not import_progress(a, document).changed
+        assert a.setting("new_per_day") is None
+
+
+@pytest.mark.parametrize("settings, message", [
+    ([], "\"settings\" must be an object"),
+    ({"new_per_day": -1}, "\"new_per_day\" that must be a whole number from 0 to 10000, got -1"),
+    ({"new_per_day": "ten"}, "\"new_per_day\" that must be a whole number"),
+    ({"new_per_day": True}, "\"new_per_day\" that must be a whole number"),
+])
+def test_a_bad_setting_is_refused_and_nothing_imported(tmp_path, settings, message):
+    with open_at(tmp_path / "a.sqlite3") as a:
+        fill(a)
+        document = export_progress(a)
+    document["settings"] = settings
+    with open_at(tmp_path / "b.sqlite3") as b:
+        with pytest.raises(TransferError, match=message.replace("(", r"\(")):
+            import_progress(b, document)
+        assert b.answer_count() == 0 and b.setting("new_per_day") is None
+
+
+def test_a_setting_this_quizapp_does_not_know_is_skipped(tmp_path):
+    with open_at(tmp_path / "a.sqlite3") as a:
+        fill(a)
+        document = export_progress(a)
+    document["settings"] = {"new_per_day": 5, "theme": "dark"}
+    with open_at(tmp_path / "b.sqlite3") as b:
+        assert import_progress(b, document).settings == (("new_per_day", 5),)
+        assert b.setting("theme") is None
+
+
+def test_cli_export_and_import_say_what_became_of_the_settings(tmp_path, quizapp_home):
+    with Store.open() as store:
+        fill(store)
+    assert run("config", "new-per-day", "8").exit_code == 0
+    out = tmp_path / "progress.json"
+    wrote = run("export", "json", str(out))
+    assert "your settings (new-per-day = 8)" in wrote.output
+    with Store.open() as store, store.transaction() as conn:  # a fresh machine's store: no setting of its own
+        conn.execute("DELETE FROM settings WHERE key = 'new_per_day'")
+        conn.execute("DELETE FROM answers")
+    taken = run("import", str(out))
+    assert taken.exit_code == 0 and "Your setting came along: new-per-day = 8." in taken.output
+    assert "new-per-day = 8" in run("config", "new-per-day").output
+    assert run("config", "new-per-day", "3").exit_code == 0
+    kept = run("import", str(out))
+    assert "Nothing new" in kept.output
+    assert "Kept this machine's new-per-day = 3 (the file has 8;" in kept.output

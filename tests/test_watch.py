@@ -156,6 +156,8 @@ def test_in_a_terminal_h_shows_the_next_hint_and_q_quits(tmp_path):
         assert b"NOT YET" in seen
         os.write(fd, b"h")
         wait_for(b"Hint 1/", 30)
+        wait_for(b"(next: press h)", 30)  # the key that does it here, not a command to type elsewhere
+        assert b"next: quizapp hint" not in seen
         os.write(fd, b"q")
         _, status = os.waitpid(pid, 0)
     finally:

@@ -12,7 +12,7 @@ import torch
 # so the warm grader's zygote pays it, not every forked grade.
 import torch._dynamo  # noqa: F401
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, sibling_module
+from quizapp.grading.harness import Checks, Required, fail, fmt, happened, sibling_module
 
 watching = sibling_module(__file__, "watch")
 
@@ -209,6 +209,10 @@ def memory_saved(ctx):
             fail(f"{n} blocks, segments={k}: autograd kept {m / kib:.1f} KiB of activations for backward; the reference "
                  f"keeps {r / kib:.1f} KiB (each region's input only) and a plain forward {full / kib:.1f} KiB. Run "
                  "every block inside a checkpoint region, and do not keep or recompute outputs outside them")
+    # Nothing kept because no block ran is no saving.
+    happened((i for k in range(1, n + 1)
+              for i, calls in observe(ctx, ctx.solution, n, k, False, seed=3, backward=False).watch.forward_calls.items()
+              if calls), "a block's forward")
 
 
 @CHECKS.add("recompute-once", "Each block runs once in forward and is recomputed exactly once in backward")

@@ -20,7 +20,9 @@ from quizapp.grading.harness import (
     expect_sequence_close,
     fail,
     fmt,
+    happened,
     max_param_diff,
+    nothing_to_check,
     rel_diff,
 )
 from quizapp.grading.instrument import LOG
@@ -207,6 +209,34 @@ def outside_autocast(r: Run) -> bool:
     return any(not e.info["autocast"] for e in r.events if e.kind == "forward")
 
 
+def forwards(r: Run) -> list[dict]:
+    return [e.info for e in r.events if e.kind == "forward"]
+
+
+NEVER_RAN = "the loop never ran: no forward, no backward and no optimizer step"
+
+
+def idle(r: Run) -> bool:
+    """Whether the loop did nothing at all that the instruments see."""
+    return not any(e.kind in ("forward", "backward", "opt.step") for e in r.events)
+
+
+def skip_if_idle(r: Run) -> None:
+    """Skip a check of what the loop does when it did nothing: no subject, no verdict. A loop that did
+    something the check cannot see keeps the check's own failure (a forward that bypassed the model)."""
+    if idle(r):
+        nothing_to_check(NEVER_RAN)
+
+
+def ran_iterations(r: Run) -> list[list]:
+    """The run's iterations (one per backward); a check of each iteration is skipped when there is none
+    (the backward check fails a loop that ran but never called backward())."""
+    its = iterations(r.events)
+    if not its:
+        skip_if_idle(r)
+    return happened(its, "backward()")
+
+
 CUDA_GATE = ("your loop turns autocast/the scaler off when the device is not CUDA; this grade ran on CPU, where "
              "float16 autocast and GradScaler(\"cpu\") work too (see `quizapp grade --device`)")
 
@@ -246,6 +276,7 @@ def returns_losses(ctx):
     bad = [i for i, v in enumerate(losses) if not math.isfinite(v)]
     if bad:
         fail(f"epoch {bad[0]} loss is {losses[bad[0]]}: losses must stay finite")
+    skip_if_idle(mine(ctx))
 
 
 def parity(ctx, dtype, label):
@@ -270,7 +301,8 @@ def parity(ctx, dtype, label):
     if matches(weighted):
         fail(f"your values {fmt(yours)} weight each iteration's loss by its batch size (the batches hold {sizes} "
              f"samples); return the plain mean of the epoch's {n} iteration losses: {fmt(reference)}")
-    with cause_if(outside_autocast(mine(ctx, dtype)), f"{consequence(AUTOCAST_TITLE)}: the forward ran outside autocast"):
+    with cause_if(outside_autocast(mine(ctx, dtype)), f"{consequence(AUTOCAST_TITLE)}: the forward ran outside autocast"), \
+            cause_if(idle(mine(ctx, dtype)), NEVER_RAN):
         expect_sequence_close(f"epoch loss with amp_dtype={label}", reference, yours, PARITY_RTOL)
 
 
@@ -290,21 +322,23 @@ def close_to_fp32(ctx):
     for dtype, label in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
         final = as_floats(mine(ctx, dtype).losses)[-1]
         if not (math.isfinite(final) and rel_diff(final, base) <= FP32_RTOL):
+            why = f"; {NEVER_RAN}" if idle(mine(ctx, dtype)) else ""
             fail(f"{label}: final epoch loss {fmt(final)} vs float32 {fmt(base)} "
-                 f"({rel_diff(final, base):.1%} apart; at most {FP32_RTOL:.0%} expected)")
+                 f"({rel_diff(final, base):.1%} apart; at most {FP32_RTOL:.0%} expected){why}")
 
 
 @CHECKS.add("autocast-forward", AUTOCAST_TITLE)
 def autocast_forward(ctx):
     for dtype in (torch.float16, torch.bfloat16):
-        forwards = [e.info for e in mine(ctx, dtype).events if e.kind == "forward"]
-        if not forwards:
+        seen = forwards(mine(ctx, dtype))
+        if not seen:
+            skip_if_idle(mine(ctx, dtype))
             fail(f"amp_dtype={dtype}: the model's forward never ran")
-        off = sum(1 for f in forwards if not f["autocast"])
+        off = sum(1 for f in seen if not f["autocast"])
         if off:
-            fail_gated(ctx, f"amp_dtype={dtype}: {off} of {len(forwards)} Linear forwards ran outside autocast; wrap forward "
+            fail_gated(ctx, f"amp_dtype={dtype}: {off} of {len(seen)} Linear forwards ran outside autocast; wrap forward "
                  f"and loss in torch.autocast(device_type=device.type, dtype=amp_dtype)")
-        wrong = [f for f in forwards if f["autocast_dtype"] != dtype or f["out_dtype"] != dtype]
+        wrong = [f for f in seen if f["autocast_dtype"] != dtype or f["out_dtype"] != dtype]
         if wrong:
             f = wrong[0]
             fail(f"amp_dtype={dtype} requested, but autocast ran in {f['autocast_dtype']} and Linear outputs were "
@@ -314,9 +348,10 @@ def autocast_forward(ctx):
 @CHECKS.add("backward-outside-autocast", "Backward runs outside autocast")
 def backward_outside(ctx):
     backs = [e.info for e in mine(ctx).events if e.kind == "backward"]
-    inside = sum(1 for b in backs if b["autocast"])
     if not backs:
+        skip_if_idle(mine(ctx))
         fail("backward() was never called")
+    inside = sum(1 for b in backs if b["autocast"])
     if inside:
         fail(f"{inside} of {len(backs)} backward() calls ran inside autocast; leave the `with torch.autocast(...)` "
              "block before calling backward")
@@ -331,11 +366,16 @@ def master_weights(ctx):
         if wrong:
             fail(f"amp_dtype={dtype}: {len(wrong)} parameters ended as {wrong[0]}; keep the model float32 "
                  "(no model.half()/.to(dtype)) and let autocast cast per op")
+    # Parameters no step touched are float32 only because nothing changed them.
+    skip_if_idle(mine(ctx))
+    happened((e for dtype in (torch.bfloat16, torch.float16) for e in mine(ctx, dtype).events if e.kind == "opt.step"),
+             "optimizer.step()")
 
 
 @CHECKS.add("grad-scaler", GRAD_SCALER_TITLE)
 def grad_scaler(ctx):
     r = mine(ctx)
+    skip_if_idle(r)
     if not r.scalers:
         fail_gated(ctx, "no GradScaler was created: float16 gradients underflow without loss scaling; create "
              "torch.amp.GradScaler(device.type) once, before the loop")
@@ -357,7 +397,7 @@ def loss_scaled(ctx):
         fail(f"backward() ran on scaler.scale(loss), but {why}, so scale() returned the loss unscaled "
              f"(scale {fmt(next(e.info['scale'] for e in r.events if e.kind == 'scale'))}); "
              f"{consequence(GRAD_SCALER_TITLE)}")
-    for i, it in enumerate(iterations(r.events)):
+    for i, it in enumerate(ran_iterations(r)):
         back = it[0].info
         scaled = [e for e in mine(ctx).events if e.kind == "scale" and e.info["tensor_id"] == back["tensor_id"]]
         if not scaled:
@@ -372,7 +412,7 @@ def step_through_scaler(ctx):
     if direct:
         fail(f"optimizer.step() was called directly {direct} time{'s' if direct != 1 else ''}; call "
              "scaler.step(optimizer) so that steps with inf/NaN gradients are skipped")
-    its = iterations(mine(ctx).events)
+    its = ran_iterations(mine(ctx))
     counts = [sum(1 for e in it if e.kind == "scaler.step") for it in its]
     if any(c != 1 for c in counts):
         i = next(i for i, c in enumerate(counts) if c != 1)
@@ -382,7 +422,7 @@ def step_through_scaler(ctx):
 
 @CHECKS.add("update-every-iteration", "float16: scaler.update() runs once per iteration, after the step")
 def update_every_iteration(ctx):
-    for i, it in enumerate(iterations(mine(ctx).events)):
+    for i, it in enumerate(ran_iterations(mine(ctx))):
         kinds = [e.kind for e in it]
         if kinds.count("update") != 1:
             updates = kinds.count("update")
@@ -395,7 +435,7 @@ def update_every_iteration(ctx):
 @CHECKS.add("zero-grad", "Gradients are zeroed once per iteration, never between backward and step")
 def zero_grad(ctx):
     r = mine(ctx)
-    for i, it in enumerate(iterations(r.events)):
+    for i, it in enumerate(ran_iterations(r)):
         if not it[0].info["grads_zero"]:
             fail(f"iteration {i}: backward() started with non-zero gradients left from the previous iteration; "
                  "call optimizer.zero_grad() once per iteration")
@@ -407,7 +447,7 @@ def zero_grad(ctx):
 @CHECKS.add("overflow-skips-step", "An inf gradient skips that step, backs off the scale, and training goes on")
 def overflow(ctx):
     r = mine(ctx, inject_at=INJECT_AT)
-    its = iterations(r.events)
+    its = ran_iterations(r)
     if len(its) <= INJECT_AT + 1:
         fail(f"expected more than {INJECT_AT + 1} iterations, saw {len(its)}")
     hit = its[INJECT_AT]
@@ -440,6 +480,7 @@ def clip_after_unscale(ctx):
     r, rr = mine(ctx, clip=CLIP), ref(ctx, clip=CLIP)
     clips = [e.info for e in r.events if e.kind == "clip"]
     ref_clips = [e.info for e in rr.events if e.kind == "clip"]
+    ran_iterations(r)
     if not clips:
         fail(f"max_grad_norm={CLIP} was given but clip_grad_norm_ was never called")
     why = no_loss_scaling(r)

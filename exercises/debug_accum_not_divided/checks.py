@@ -11,6 +11,7 @@ import torch
 
 from quizapp.grading import drill
 from quizapp.grading.harness import Checks, Required, fail, fmt, listed
+from quizapp.words import plural
 
 LR, MOMENTUM = 0.1, 0.9
 MODEL_SEED, DATA_SEED = 21, 22  # not the script's: the fix must hold on other draws too
@@ -106,7 +107,7 @@ def no_added_clipping() -> drill.Keep:
     def problem(yours, fixed):
         clips = yours.of("clip")
         if clips and not fixed.of("clip"):
-            return (f"clip_grad_norm_ ran {len(clips)} time(s) where the fixed script never clips: clipping caps "
+            return (f"clip_grad_norm_ ran {plural(len(clips), 'time')} where the fixed script never clips: clipping caps "
                     "the oversized gradient instead of giving it the right size")
         return None
 

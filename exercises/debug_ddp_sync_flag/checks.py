@@ -19,6 +19,7 @@ from quizapp.grading import drill
 from quizapp.grading import launch as launcher
 from quizapp.grading.harness import Checks, Required, fail
 from quizapp.grading.instrument import Event
+from quizapp.words import plural
 
 HERE = Path(__file__).resolve().parent
 WORLD = 2
@@ -222,7 +223,7 @@ def no_weight_copies() -> drill.Keep:
     def problem(yours: drill.Trace, fixed: drill.Trace) -> str | None:
         copies = {n: c for n, c in hand_collectives(yours).items() if n not in ("all_reduce", "all_reduce_coalesced")}
         if copies and not {n for n in hand_collectives(fixed) if n not in ("all_reduce", "all_reduce_coalesced")}:
-            said = ", ".join(f"dist.{n} {c} time(s)" for n, c in sorted(copies.items()))
+            said = ", ".join(f"dist.{n} {plural(c, 'time')}" for n, c in sorted(copies.items()))
             return (f"the run called {said}: copying rank 0's weights over the other rank after each step hides "
                     "the drift, it does not stop it; the other rank's data never reach the weights")
         return None

@@ -15,6 +15,7 @@ import torch
 
 from quizapp.grading import drill
 from quizapp.grading.harness import Checks, Required, fail
+from quizapp.words import plural
 
 LR, MOMENTUM = 0.05, 0.9
 MODEL_SEED, DATA_SEED = 41, 42  # not the script's: the fix must hold on other draws too
@@ -143,7 +144,7 @@ def keeps_validation() -> drill.Keep:
         mine = sum(1 for f in yours.forwards if f["n"] == n)
         theirs = sum(1 for f in fixed.forwards if f["n"] == n)
         if mine < theirs:
-            return (f"the held-out batch was scored {mine} time(s) where the fixed script scores it {theirs} times "
+            return (f"the held-out batch was scored {plural(mine, 'time')} where the fixed script scores it {theirs} times "
                     "(after every step): dropping the held-out loss hides the growth instead of fixing it")
         return None
 

@@ -11,6 +11,7 @@ import torch
 
 from quizapp.grading import drill
 from quizapp.grading.harness import Checks, Required, fail, fmt
+from quizapp.words import plural
 
 LR, MOMENTUM = 0.05, 0.9
 MODEL_SEED, DATA_SEED = 31, 32  # not the script's: the fix must hold on other draws too
@@ -127,7 +128,7 @@ def no_added_clipping() -> drill.Keep:
     def problem(yours, fixed):
         clips = yours.of("clip")
         if clips and not fixed.of("clip"):
-            return (f"clip_grad_norm_ ran {len(clips)} time(s) where the fixed script never clips: clipping caps "
+            return (f"clip_grad_norm_ ran {plural(len(clips), 'time')} where the fixed script never clips: clipping caps "
                     "the summed gradient instead of stopping the sum")
         return None
 

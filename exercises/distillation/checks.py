@@ -10,7 +10,18 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading.harness import Checks, Required, as_scalar, fail, fmt, listed, max_param_diff, rel_diff
+from quizapp.grading.harness import (
+    Checks,
+    Required,
+    as_scalar,
+    fail,
+    fmt,
+    happened,
+    listed,
+    max_param_diff,
+    nothing_to_check,
+    rel_diff,
+)
 
 CLASSES = 6
 # (batch, temperature, alpha): batch 1 included, alpha at both ends, T below and above 1.
@@ -153,6 +164,9 @@ def returns_scalar(ctx):
 
 @CHECKS.add("no-grad-to-teacher", "No gradient flows into the teacher's logits")
 def no_grad_to_teacher(ctx):
+    # A loss with no graph sends no gradient anywhere: its teacher's .grad stays None for no merit.
+    happened((mine for (_, _, alpha), _, mine, _ in grid_runs(ctx) if alpha != 0.0
+              and isinstance(mine.value, torch.Tensor) and mine.value.requires_grad), "a backward through your loss")
     for (batch, T, alpha), _, mine, _ in grid_runs(ctx):
         if alpha == 0.0:
             continue  # the soft term is weighted by zero; its gradient may legitimately be zero
@@ -298,10 +312,19 @@ def reference_batch_losses(ctx) -> list[float]:
     return ctx.cached("ref-batches", go)
 
 
+def skip_if_idle(ctx, r: EpochRun) -> None:
+    """Skip a check of the teacher when distill_epoch did nothing at all: no teacher forward seen and the
+    student left as it was. A student that trained while no teacher forward was seen keeps the check's
+    own verdict."""
+    if not r.forwards and max_param_diff(r.student, build(ctx.device)[0])[0] == 0:
+        nothing_to_check("distill_epoch ran nothing: no teacher forward, and the student is as it was")
+
+
 @CHECKS.add("teacher-eval-mode", "distill_epoch runs the teacher in eval mode")
 def teacher_eval(ctx):
     r = epoch(ctx, ctx.solution)
     if not r.forwards:
+        skip_if_idle(ctx, r)
         fail("the teacher's forward never ran during distill_epoch; its logits are the soft targets")
     for i, f in enumerate(r.forwards):
         if f["training"]:
@@ -321,12 +344,14 @@ def teacher_unchanged(ctx):
             fail(f"teacher's {name} changed during distill_epoch (max change {change:.3g}); the teacher must stay "
                  "as it was: eval mode keeps BatchNorm's running stats fixed, and only the student's parameters "
                  "belong to the optimizer")
+    skip_if_idle(ctx, r)  # a teacher never run is unchanged for no merit
 
 
 @CHECKS.add("teacher-no-graph", "The teacher runs without building an autograd graph")
 def teacher_no_graph(ctx):
     r = epoch(ctx, ctx.solution)
     if not r.forwards:
+        skip_if_idle(ctx, r)
         fail("the teacher's forward never ran during distill_epoch")
     graphed = [i for i, f in enumerate(r.forwards) if f["requires_grad"]]
     if graphed:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from quizapp.grading.harness import Checks, Required, consequence, fail, fmt, listed, sibling_module
+from quizapp.grading.harness import Checks, Required, consequence, fail, fmt, listed, nothing_to_check, sibling_module
 
 rule = sibling_module(__file__, "rule")
 play = sibling_module(__file__, "play")
@@ -259,6 +259,13 @@ def non_finite(ctx):
 
 # -- the best state ------------------------------------------------------------------------------
 
+def some_stop(traces, where: str = "") -> None:
+    """Skip a check of what step does when it returns True, for a stopper that never did: a model left
+    alone because nothing stopped shows nothing about restoring."""
+    if all(trace.stop is None for trace in traces):
+        nothing_to_check(f"step never returned True{where}, so it never had a state to restore or to keep")
+
+
 def restore_diagnosis(trace, sc: Scenario, best: int) -> str:
     """Why the model does not hold the best call's weights, as far as the run shows."""
     k = trace.stop
@@ -293,6 +300,7 @@ def restore_diagnosis(trace, sc: Scenario, best: int) -> str:
 
 @CHECKS.add("restore", TITLES["restore"])
 def restore(ctx):
+    # Changing the model on a call that returned False is wrong whether or not it ever stops: first.
     for sc in RESTORE:
         trace = play.play(ctx, ctx.solution, sc)
         for i, held in enumerate(trace.held):
@@ -313,12 +321,14 @@ def restore(ctx):
         fail(f"{sc.text()}: step returned True at call {k}; the best call was {best} (metric "
              f"{num(sc.metrics[best])}), so the model should hold call {best}'s weights when step returns, but "
              f"{listed(wrong, 3)} hold {play.holds(trace.held[k], wrong)}.{restore_diagnosis(trace, sc, best)}")
+    some_stop([play.play(ctx, ctx.solution, sc) for sc in RESTORE])
 
 
 @CHECKS.add("copy-of-state", "The saved best state is a copy that later training cannot change")
 def copy_of_state(ctx):
     # Compared with the solution's own run where training assigns new tensors: whether that run
     # restores the right call is the restore check's business; here only "in place changes the answer".
+    some_stop([play.play(ctx, ctx.solution, sc, training=way) for sc in RESTORE[:2] for way in ("assign", "inplace")])
     for sc in RESTORE[:2]:
         assigned = play.play(ctx, ctx.solution, sc)
         in_place = play.play(ctx, ctx.solution, sc, training="inplace")
@@ -343,6 +353,7 @@ def copy_of_state(ctx):
 def buffers(ctx):
     # Judged against the parameters the solution restored: whether those are right is the
     # restore check's business; here only "the buffers come back with them".
+    some_stop([play.play(ctx, ctx.solution, sc) for sc in RESTORE[:2]])
     for sc in RESTORE[:2]:
         trace = play.play(ctx, ctx.solution, sc)
         k = trace.stop
@@ -372,6 +383,7 @@ def restore_best_false(ctx):
             fail(f"{sc.text(restore_best=False)}: after call {i} (step returned {shown(trace.returns[i])}) "
                  f"{listed(wrong, 3)} hold {play.holds(held, wrong)}, not call {i}'s: with restore_best=False step "
                  "never changes the model (the caller asked to keep the last weights)")
+    some_stop([trace], " with restore_best=False")
 
 
 # -- the arguments --------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, fail, fmt
+from quizapp.grading.harness import Checks, Required, fail, fmt, nothing_to_check
 
 PER_TENSOR = [(bits, shape) for bits in (2, 4, 8) for shape in ((64,), (8, 16), (4, 3, 5))]
 PER_CHANNEL = [(bits, shape, axis) for bits in (2, 4, 8)
@@ -51,6 +51,22 @@ def describe(bits, axis, shape, dtype=torch.float32) -> str:
 def call(ctx, x, bits, axis):
     with ctx.given(describe(bits, axis, x.shape, x.dtype)):
         return ctx.solution.fake_quantize(x, bits=bits, axis=axis)
+
+
+def quantizes(ctx) -> None:
+    """Skip a check that any function leaving values alone passes (zeros stay zeros, the dtype is
+    kept), when fake_quantize hands x's own values back: then nothing was quantized to judge."""
+
+    def go():
+        x = sample(ctx, (8, 16), seed=3)
+        try:
+            out = ctx.solution.fake_quantize(x.clone(), bits=4, axis=None)
+        except Exception:  # noqa: BLE001 - an error is the cases' to report, with their inputs
+            return False
+        return isinstance(out, torch.Tensor) and out.shape == x.shape and torch.equal(out.detach().to(x.dtype), x)
+
+    if ctx.cached("hands-x-back", go):
+        nothing_to_check("fake_quantize(x, bits=4) returned x's own values: nothing was quantized")
 
 
 def torch_fake_quant(x, bits, axis):
@@ -223,6 +239,7 @@ def all_zero(ctx):
         if out[zeros].abs().max().item() != 0:
             fail(f"{where}: where x is 0 the output must be exactly 0 (0 is a level of every symmetric grid), "
                  f"got values up to {out[zeros].abs().max().item():.3g}")
+    quantizes(ctx)
 
 
 def tiny_input(ctx, dtype, shape, amax, seed):
@@ -294,6 +311,7 @@ def tiny_amax(ctx):
              f"scale with scale = amax / qmax = {exact:.3g} ({detail}), though the same x times {power:.6g} comes "
              "out right: something that depends on how small amax or the scale is (a floor, a threshold, an "
              "added epsilon) changes it; the contract has none")
+    quantizes(ctx)
 
 
 def clipped_by_magnitude(magnitude, zeroed, axis) -> bool:
@@ -417,6 +435,7 @@ def dtype_shape(ctx):
             fail(f"{where}: expected dtype {dtype_name(dtype)}, got {dtype_name(out.dtype)}: something in the "
                  f"computation {culprit}; build every tensor with x's dtype, or cast the result back with "
                  ".to(x.dtype)")
+    quantizes(ctx)
 
 
 @CHECKS.add("x-unchanged", "x is never modified: the result is a new tensor")

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from quizapp.grading import accumulation, instrument
-from quizapp.grading.harness import Checks, Required, fail, max_param_diff
+from quizapp.grading.harness import Checks, Required, fail, happened, max_param_diff
 from quizapp.grading.instrument import LOG
 
 IN, HIDDEN, OUT = 6, 12, 3
@@ -227,6 +227,7 @@ def returns_step_count(ctx):
         if value != taken:
             fail(f"{groups_text(scenario)}: you returned {value}, but optimizer.step() was called {taken} times; "
                  f"return the number of steps taken")
+        happened((e for e in r.events if e.kind == "opt.step"), "optimizer.step()")
 
 
 @CHECKS.add("divisible-matches-big-batch", "Equal groups: same parameters as one big batch per group (SGD-momentum, AdamW)")
@@ -254,6 +255,7 @@ def short_last(ctx):
 def no_zero_inside_group(ctx):
     scenario = "trailing"
     r = solution_run(ctx, scenario, "SGD-momentum")
+    happened((e for e in r.events if e.kind == "backward"), "backward()")
     left = [g for g in r.grads_after if g is not None and bool(g.any())]
     problem = accumulation.zeroing_problem(r.events, len(left), max((g.abs().max().item() for g in left), default=0.0))
     if problem:

@@ -22,6 +22,7 @@ from quizapp.grading.harness import (
     Required,
     fail,
     fmt,
+    nothing_to_check,
     rel_diff,
 )
 from quizapp.grading.harness import as_scalar as scalar_of
@@ -453,6 +454,9 @@ def no_builtin(ctx):
         fail(f"{len(smoothed)} of the {len(runs)} graded calls reached torch's cross-entropy with label_smoothing > 0 "
              f"(first: {where}, label_smoothing={s}); write the smoothing term from F.log_softmax yourself "
              "(F.cross_entropy or F.nll_loss without label_smoothing for the NLL term is fine)")
+    if not any(mine.grad is not None for *_, mine, _ in runs):
+        # A loss that never touched the logits used no built-in smoothing for no merit.
+        nothing_to_check("no returned loss was computed from the logits (no gradient reached them)")
 
 
 @CHECKS.add("validation", "ValueError for smoothing outside [0, 1]")

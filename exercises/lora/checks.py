@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, listed, plain
+from quizapp.grading.harness import Checks, Required, fail, fmt, listed, nothing_to_check, plain
 
 IN, OUT, RANK, ALPHA = 10, 6, 4, 16.0  # scaling = 4.0, so a forgotten "/ rank" shows clearly
 # float32: the reference formula and a solution may multiply in another order ((x A^T) B^T vs
@@ -154,6 +154,13 @@ def lora_dropout(ctx):
         fail(f"dropout={p}, train mode, A = B = identity: each entry of (output - base(x)) / scaling should be 0 "
              f"or x / (1 - p); at {i} x = {x[tuple(i)].item():.4g} and it is {delta[tuple(i)].item():.4g}")
     frac = dropped.float().mean().item()
+    if frac == 1.0:
+        layer.eval()
+        with torch.no_grad():
+            idle = bool(((plain(layer(x)) - base(x)).abs() <= 1e-5 * x.abs().max()).all())
+        if idle:  # a branch that never reaches the output drops nothing: there is no dropout to judge
+            nothing_to_check("with A = B = identity the output is base(x) in train and in eval mode: the LoRA branch "
+                             "never reached the output")
     if not 0.3 <= frac <= 0.7:
         fail(f"dropout={p}, train mode: {frac:.0%} of the LoRA branch's inputs were dropped, expected about {p:.0%}")
     layer.eval()
@@ -377,6 +384,8 @@ def add_lora_twice(ctx):
         fail(f"after a second add_lora call there are {len(second)} LoRALinear layers, after one call {len(first)}; "
              f"new: {listed(new)}, wrapped twice: {listed(nested)}. Skip LoRALinear modules and never look "
              f"inside them (their `base` must not be wrapped again)")
+    if not first:
+        nothing_to_check("add_lora wrapped no layer, so a second call had no adapter to leave alone")
     trainable = sorted(n for n, p in model.named_parameters() if p.requires_grad)
     want = sorted(f"{n}.{ab}" for n in first for ab in ("lora_A", "lora_B"))
     if trainable != want:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, close, fail, fmt, plain
+from quizapp.grading.harness import Checks, Required, close, fail, fmt, nothing_to_check, plain
 
 # Scales here are powers of two (or exact multiples of them), so unscaling is exact and GradScaler's
 # float32 scale equals a Python float one bit for bit; 1e-6 only allows for a learner keeping the
@@ -272,6 +272,19 @@ def growth_only_if_finite(ctx):
     if seen != [HUGE_SCALE, HUGE_SCALE]:
         fail(f"{what}: after each of two clean steps the grown scale 2**1100 is inf (in float32 and float64 alike), "
              f"so the scale must stay {fmt(HUGE_SCALE)} (2**100); got {fmt(seen)}")
+    if not ever_grows(ctx):  # a scale that never grows stays finite for no merit
+        nothing_to_check(f"your scale never grew in {len(CONFIGS)} runs of {STEPS} steps, so there was no growth to "
+                         "hold back")
+
+
+def ever_grows(ctx) -> bool:
+    """Whether the solution's scale grew at some step of the trajectories (True when a run raised:
+    that error is the trajectory checks' to report)."""
+    try:
+        runs = [(cfg[0], trajectory(ctx, "solution", cfg).scales) for cfg in CONFIGS]
+    except Exception:  # noqa: BLE001 - see above
+        return True
+    return any(b > a for start, scales in runs for a, b in zip([start, *scales], scales))
 
 
 @CHECKS.add("scale-loss", "scale_loss returns loss * scale, a tensor of the loss's own shape and dtype")

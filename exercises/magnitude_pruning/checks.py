@@ -10,7 +10,16 @@ import math
 import torch
 from torch import nn
 
-from quizapp.grading.harness import Checks, Required, cause_if, consequence, fail, listed, sibling_module
+from quizapp.grading.harness import (
+    Checks,
+    Required,
+    cause_if,
+    consequence,
+    fail,
+    listed,
+    nothing_to_check,
+    sibling_module,
+)
 
 nets = sibling_module(__file__, "nets")
 runs = sibling_module(__file__, "runs")
@@ -73,6 +82,17 @@ def regrowth_message(found, when, kind) -> str:
     return text + ("The gradient of a pruned weight is not zero, so zeroing it once is not enough: keep a 0/1 mask and "
                    "apply it in every forward pass (torch.nn.utils.prune recomputes weight = weight_orig * weight_mask "
                    "in a forward pre-hook)")
+
+
+def pruned(ctx, *kinds: str) -> None:
+    """Skip a check of what happens to pruned weights (they stay zero, biases and norms are spared, the
+    survivors train, make_permanent keeps them) when the pruning of `kinds` zeroed nothing: an unpruned
+    model passes all of that for no merit. Called once the check's own failures are told."""
+    zeroed = {"global": lambda: bool(nets.zeros_of(runs.prune_run(ctx, AMOUNT).seen.used).any()),
+              "channels": lambda: any(bool((used == 0).any()) for _, _, used, _, _ in runs.channel_runs(ctx))}
+    if not any(zeroed[kind]() for kind in kinds):
+        calls = {"global": f"prune_global(model, {AMOUNT})", "channels": "prune_channels"}
+        nothing_to_check(f"{' and '.join(calls[k] for k in kinds)} zeroed no weight, so nothing was pruned")
 
 
 # -- prune_global ----------------------------------------------------------------------------
@@ -174,6 +194,7 @@ def global_ranking(ctx):
             fail(f"{text}: each layer lost its own {amount:.0%} (a threshold per layer); rank all layers' weights "
                  "together under one threshold, as torch.nn.utils.prune.global_unstructured does")
         fail(f"{text}; rank all layers' weights together by |w| under one threshold")
+    pruned(ctx, "global")
 
 
 @CHECKS.add("biases-kept", T_BIASES)
@@ -190,6 +211,7 @@ def biases_kept(ctx):
             gone = int(((bias_after == 0) & (bias_before != 0)).sum())
             fail(f"prune_channels({case.label}): the bias changed ({gone} of its {bias_before.numel()} values became "
                  "zero); prune the rows of the weight only, as ln_structured(module, 'weight', ...) does")
+    pruned(ctx, "global", "channels")
 
 
 @CHECKS.add("linear-and-conv-only", T_ONLY)
@@ -200,6 +222,7 @@ def linear_and_conv_only(ctx):
              f"{listed(f'{k} ({g} of {n} values zeroed)' if g else f'{k} (changed)' for k, g, n in hit)}; prune only "
              "the weights of nn.Linear and nn.Conv2d (test the module with isinstance, not the parameter's name): a "
              "norm layer's weight is one scale per channel, and zeroing it silences the channel")
+    pruned(ctx, "global")
 
 
 @CHECKS.add("returns-sparsity", "Returns every Linear/Conv2d layer's sparsity, by its name in named_modules()")
@@ -239,6 +262,7 @@ def stays_zero_new(ctx):
                    f"yours after {runs.STEPS} AdamW steps": nets.sparsity(run.seen[-1].used)},
     }
     fail_on_regrowth(ctx, "new", "global")
+    pruned(ctx, "global")
 
 
 def fail_on_regrowth(ctx, when, kind, cause=None):
@@ -255,6 +279,7 @@ def fail_on_regrowth(ctx, when, kind, cause=None):
 def stays_zero_state(ctx):
     new_regrows = any(runs.regrowth(runs.train_run(ctx, o, "new")) for o in runs.OPTIMIZERS)
     fail_on_regrowth(ctx, "state", "global", consequence(T_NEW) if new_regrows else None)
+    pruned(ctx, "global")
 
 
 @CHECKS.add("survivors-train", "The surviving weights train as torch.nn.utils.prune's do, with an optimizer made "
@@ -282,6 +307,7 @@ def survivors_train(ctx):
                              "object (torch moves it to weight_orig) rather than registering a new one")
                     fail(f"{where}, the surviving weights of {name} differ from those of the same mask trained with "
                          f"torch.nn.utils.prune by {diff:.3g} (relative to its largest weight, tolerance {RTOL:.0e})")
+    pruned(ctx, "global")
 
 
 @CHECKS.add("second-call-among-survivors", "A second prune_global zeroes round(amount * alive) more, chosen among "
@@ -361,6 +387,7 @@ def channels_l2(ctx):
 def channels_stay_zero(ctx):
     for when in ("new", "state"):
         fail_on_regrowth(ctx, when, "channels")
+    pruned(ctx, "channels")
 
 
 # -- make_permanent --------------------------------------------------------------------------
@@ -388,6 +415,7 @@ def permanent_plain(ctx):
         if run.moved < run.movable:
             fail(f"{where}: one SGD step afterwards moved {run.moved} of the {run.movable} zero weights whose gradient "
                  "is not zero: a mask is still applied somewhere; leave nothing that keeps them at zero")
+    pruned(ctx, "global", "channels")
 
 
 @CHECKS.add("permanent-same-outputs", "make_permanent keeps the zeros and changes no output of the model")
@@ -410,3 +438,4 @@ def permanent_same(ctx):
                      + ("; its weights are those of the last forward pass, before the last optimizer step: "
                         "module.weight was computed by that forward and is stale, so compute weight_orig * mask "
                         "afresh" if stale else ""))
+    pruned(ctx, "global", "channels")

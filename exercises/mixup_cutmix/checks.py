@@ -17,6 +17,7 @@ from quizapp.grading.harness import (
     Required,
     fail,
     fmt,
+    nothing_to_check,
     sibling_module,
 )
 
@@ -74,6 +75,25 @@ def mix(ctx, fn, n, channels, height, width, lam, perm, center=None, seed=0, num
     x = mx.images(ctx, n, channels, height, width, seed, dtype)
     y = mx.labels(ctx, n, num_classes, seed) if y is None else torch.tensor(y, device=ctx.device)
     return mx.call(ctx, fn, x, y, lam, mx.as_perm(ctx, perm), num_classes, center)
+
+
+def mixes(ctx) -> None:
+    """Skip a check that a function mixing nothing passes (x left alone, x's dtype kept), when mixup and
+    cutmix both hand x's own pixels back: then no mixing happened to judge."""
+
+    def go():
+        x, y = mx.images(ctx, 4, 3, 8, 8, seed=11), mx.labels(ctx, 4, NUM_CLASSES, seed=11)
+        for fn, center in (("mixup", None), ("cutmix", (4, 4))):
+            try:
+                run = mx.call(ctx, fn, x, y, 0.5, mx.as_perm(ctx, P4), NUM_CLASSES, center)
+            except Exception:  # noqa: BLE001 - an error is the cases' to report, with their inputs
+                return False
+            if not torch.equal(run.mixed.to(x.dtype), x):
+                return False
+        return True
+
+    if ctx.cached("hands-x-back", go):
+        nothing_to_check("mixup and cutmix (lam 0.5) both returned x's own pixels: nothing was mixed")
 
 
 def first_bad(diff, tol):
@@ -169,11 +189,13 @@ def mixup_targets(ctx):
 @CHECKS.add("labels-follow-pixels", "Each row's second label is that of the sample its pixels came from, "
                                     "y[perm[i]] (mixup and cutmix)")
 def labels_follow_pixels(ctx):
+    paired = 0  # rows whose target names a second label
     for seed, (fn, n, channels, height, width, lam, perm, center) in enumerate(LABEL_CASES):
         run = mix(ctx, fn, n, channels, height, width, lam, perm, center, seed=40 + seed)
         t, y = mx.weights(run), run.y.cpu().tolist()
         found = [mx.label_source(run, t, i) for i in range(n)]
         pixels = [(mx.blend_source if fn == "mixup" else mx.box_source)(run, i) for i in range(n)]
+        paired += sum(f is not None for f in found)
         # A row whose labels follow its (wrongly paired) pixels is the pixel checks' finding, not this one's.
         wrong = [i for i in range(n) if found[i] is not None and found[i] != perm[i] and found[i] != pixels[i]]
         if wrong:
@@ -183,6 +205,9 @@ def labels_follow_pixels(ctx):
                  f"labels were mixed with, row by row: {found} (perm: {perm}); that is "
                  f"{mx.name_permutation(found, perm)}. A label from another image than the pixels teaches the wrong "
                  "class: take the partner's label with the same perm as its pixels, y[perm]")
+    if not paired:
+        nothing_to_check(f"no target row in {len(LABEL_CASES)} calls gave weight to a second label, so there was no "
+                         "partner's label to follow")
 
 
 # -- cutmix ----------------------------------------------------------------------------------------
@@ -223,9 +248,11 @@ def plot_weights(ctx) -> None:
     except Exception:  # noqa: BLE001 - the cases below report the solution's error with their own inputs
         yours = []
     reference = [bx.kept_share(bx.contract_box(side, side, lam, (cy, cx)), side, side) for cx in range(1, side)]
+    # Short: the plot is 70 to 80 columns wide, and plotext drops a title that does not fit.
     ctx.data["curves"] = {
-        "title": f"cutmix: weight of y[i] vs the {h} x {h} box's centre cx ({side} x {side}, lam {lam}, cy {cy})",
-        "x": "box centre cx", "series": {"yours": yours, "reference": reference, "drawn lam": [lam] * (side - 1)}}
+        "title": f"cutmix: y[i]'s weight as the {h}x{h} box moves ({side}x{side}, lam {lam})",
+        "x": f"box centre cx (cy {cy})", "y": "weight of y[i]",
+        "series": {"yours": yours, "reference": reference, "drawn lam": [lam] * (side - 1)}}
 
 
 @CHECKS.add("cutmix-label-weight", "cutmix: the label weight is the share of pixels kept after clipping the box, "
@@ -313,6 +340,7 @@ def targets_shape_dtype(ctx):
                     fail(f"{run.where}: {name} {'differ' if name == 'targets' else 'differs'} from the formula "
                          f"computed in {mx.dtype_name(dtype)} by up to "
                          f"{diff:.3g} (tolerance {tol:.2g}), though your float32 result is right.{why}")
+    mixes(ctx)
 
 
 def reference_pair(ctx, run):
@@ -352,6 +380,7 @@ def x_y_unchanged(ctx):
                  "mixed; or lam * x + (1 - lam) * x[perm])")
         if not torch.equal(y, y_before):
             fail(f"{where}: the call changed y from {y_before.tolist()} to {y.tolist()}; leave the labels as they were")
+    mixes(ctx)
 
 
 @CHECKS.add("soft-ce-matches-torch", "soft_target_cross_entropy: value and gradient equal F.cross_entropy with "
@@ -364,8 +393,10 @@ def soft_ce_matches(ctx):
 @CHECKS.add("soft-ce-large-logits", "soft_target_cross_entropy: finite and right for logits of 1e4 and targets "
                                     "with zeros")
 def soft_ce_large_logits(ctx):
+    reached = False  # whether any loss was computed from the logits
     for where, logits, targets in soft.cases(ctx, scale=soft.BIG, grid=soft.BIG_GRID):
         mine = soft.call(ctx, where, logits, targets)
+        reached = reached or mine.grad is not None
         seen = soft.value_of(mine, where)
         if not math.isfinite(seen) or (mine.grad is not None and not torch.isfinite(mine.grad).all()):
             what = f"the loss is {seen}" if not math.isfinite(seen) else "some gradient entries are NaN/inf"
@@ -385,6 +416,8 @@ def soft_ce_large_logits(ctx):
                                   "clamp(min=eps)) caps each -log p at -log(eps), where the true value is about 1e4; "
                                   "take F.log_softmax instead") from None
             raise
+    if not reached:  # a loss that never touched the logits is finite for no merit
+        nothing_to_check("no returned loss was computed from the logits (no gradient reached them)")
 
 
 @CHECKS.add("validation", "ValueError for lam outside [0, 1] or NaN, and for a perm that is not a permutation "

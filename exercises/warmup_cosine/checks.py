@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, close, fail, fmt
+from quizapp.grading.harness import Checks, Required, close, fail, fmt, nothing_to_check
 
 # The multiplier is a few float operations; two correct ways of writing it agree to ~1e-16, while
 # the smallest real bug (an off-by-one step) moves it by 1/total_steps, far more than 1e-9.
@@ -97,6 +97,13 @@ def expect_step(what: str, s: int, expected: float, seen: float, base: float, ex
              f"(lr {fmt(expected * base)}), got {fmt(seen)} (lr {fmt(seen * base)}){extra}")
 
 
+def scheduled(rows) -> None:
+    """Skip a check of how the lr moves (groups in step, a resume in step) when it never moved: a
+    constant lr agrees with itself for no merit."""
+    if all(row == rows[0] for row in rows):
+        nothing_to_check(f"the lrs stayed {fmt(rows[0])} through {len(rows) - 1} scheduler steps: no schedule ran")
+
+
 # -- the checks -------------------------------------------------------------------------------
 
 @CHECKS.add("schedule-formula", "lr follows warmup then cosine at every step up to total_steps")
@@ -173,6 +180,7 @@ def param_groups(ctx):
                      f"group {g} should have {fmt(base)} * {fmt(m)} = {fmt(m * base)}, got {fmt(seen)} (multiplier "
                      f"{fmt(seen / base)}); all groups' lrs at that step: {fmt(row)}. Scale each group's own "
                      f"initial lr (LambdaLR does)")
+    scheduled(rows)
 
 
 @CHECKS.add("resume", "state_dict() round trip resumes the schedule exactly")
@@ -206,3 +214,4 @@ def resume(ctx):
                      + (f"; {fmt(seen)} is your lr of step {s - RESUME_AT}: the schedule restarted from 0, so its "
                         "position lives somewhere state_dict() does not save (compute the lr from the step count "
                         "the scheduler keeps, last_epoch)" if restarted else ""))
+    scheduled(straight)

@@ -58,12 +58,60 @@ def expected_answer(q: Question) -> str:
         return "; ".join(q.choices[i] for i in q.answer)
     if q.type == "numeric":
         shown = f"{q.answer:g}" if abs(q.answer) < 1e16 else repr(q.answer)
-        return shown + (f" (within {q.tolerance:.3g} relative)" if q.tolerance else "")
+        if not q.tolerance or not q.answer:  # relative to 0, any tolerance accepts 0 alone
+            return shown
+        accepted = accepted_range(q.answer, q.tolerance)
+        return shown + (f" (accepted: {accepted[0]} to {accepted[1]})" if accepted else
+                        f" (within {q.tolerance:.3g} relative)")
     if q.type == "text":
         return " / ".join(q.answer)
     if q.type == "order":
         return " -> ".join(q.items)
     return "(see the model answer)"
+
+
+def accepted_range(answer: float, tolerance: float) -> tuple[str, str] | None:
+    """The numbers a relative tolerance accepts around `answer`, in the answer's own units, rounded
+    inwards to the digits where the range shows (so both ends are accepted); None for an exact answer
+    (and for a tolerance finer than the float's precision).
+
+    A prompt asks for "two decimals" or "a plain number", never for a relative error: the learner
+    reads "0.995 to 1.005", not "within 0.005 relative".
+    """
+    spread = abs(answer) * tolerance
+    if not spread or not math.isfinite(spread) or abs(answer) >= 1e16:
+        return None
+    exponent = math.floor(math.log10(spread))
+    step = 10.0 ** exponent
+    low = _end(math.ceil((answer - spread) / step - 1e-6), 1, answer, tolerance, exponent)
+    high = _end(math.floor((answer + spread) / step + 1e-6), -1, answer, tolerance, exponent)
+    return (low, high) if low is not None and high is not None else None
+
+
+def _end(k: int, inwards: int, answer: float, tolerance: float, exponent: int) -> str | None:
+    """The end `k * 10**exponent` as printed, moved inwards until the checker accepts it as typed
+    (None if a few steps do not get there: a tolerance finer than the float's own precision)."""
+    for _ in range(25):
+        text = _number(k * 10.0 ** exponent, exponent)
+        if _within(float(text), answer, tolerance):
+            return text
+        k += inwards
+    return None
+
+
+def _number(value: float, exponent: int) -> str:
+    """`value` to the digit of 10**exponent: fixed point, or in e-notation when that would be long."""
+    fixed = f"{value:.{max(0, -exponent)}f}"
+    if len(fixed) <= 18:
+        return fixed
+    magnitude = math.floor(math.log10(abs(value))) if value else exponent
+    return f"{value:.{max(0, magnitude - exponent)}e}"
+
+
+def _within(value: float, answer: float, tolerance: float) -> bool:
+    # A hair of slack, so that a bound typed in decimal (0.995 for 1 within 0.005) is not refused
+    # because its binary value lies a rounding error outside; a tolerance of 0 stays exact.
+    return math.isclose(value, answer, rel_tol=tolerance * (1 + 1e-9), abs_tol=0.0)
 
 
 def check_answer(q: Question, response) -> Verdict:
@@ -151,7 +199,7 @@ def _numeric(q, response):
     readings = number_readings(response)
     if not readings:
         return False, f"not a number: {response!r}"
-    return any(math.isclose(v, q.answer, rel_tol=q.tolerance, abs_tol=0.0) for v in readings), ""
+    return any(_within(v, q.answer, q.tolerance) for v in readings), ""
 
 
 def _text(q, response):

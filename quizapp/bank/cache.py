@@ -27,7 +27,7 @@ def _load(files):
 # The code that shapes a loaded bank: a checkout updated without a version bump must not unpickle
 # questions of an older shape, nor keep errors an updated validator would no longer report.
 _CODE = [Path(__file__).with_name(name)
-         for name in ("model.py", "validate.py", "load.py", "yamlnodes.py", "outline.py")]
+         for name in ("model.py", "validate.py", "codewidth.py", "load.py", "yamlnodes.py", "outline.py")]
 
 
 def load_bank_cached(files=None) -> Bank:

@@ -20,22 +20,28 @@ def _decode(path: Path, data: bytes) -> str:
 
 def load_file(path: Path) -> tuple[Topic | None, list[BankError]]:
     """One file's topic, or None with the reasons it cannot be loaded."""
+    topic, errors, _ = load_file_with_warnings(path)
+    return topic, errors
+
+
+def load_file_with_warnings(path: Path) -> tuple[Topic | None, list[BankError], list[BankError]]:
+    """`load_file`, and the file's warnings: what is worth fixing but does not stop it loading."""
     try:
         data = read_regular_file(path, limit=MAX_PACK_BYTES, what="question file")
     except UnreadableFile as exc:
-        return None, [BankError(path, 1, str(exc))]
+        return None, [BankError(path, 1, str(exc))], []
     try:
         root, loader = compose(_decode(path, data))
     except YamlSyntaxError as exc:
-        return None, [BankError(path, exc.line, exc.reason)]
+        return None, [BankError(path, exc.line, exc.reason)], []
     validator = FileValidator(path, loader)
     try:
         topic = validator.topic(root)
     except YamlSyntaxError as exc:  # a bad tag or the like, met while building a value
-        return None, [BankError(path, exc.line, exc.reason)]
+        return None, [BankError(path, exc.line, exc.reason)], []
     except Exception as exc:  # noqa: BLE001 - PyYAML raises plain errors for exotic tags
-        return None, validator.errors + [BankError(path, 1, f"cannot read a value: {exc}")]
-    return topic, sorted(validator.errors, key=lambda e: e.line)
+        return None, validator.errors + [BankError(path, 1, f"cannot read a value: {exc}")], []
+    return topic, sorted(validator.errors, key=lambda e: e.line), sorted(validator.warnings, key=lambda e: e.line)
 
 
 def load_bank(files=None, *, context=()) -> Bank:
@@ -52,7 +58,8 @@ def load_bank(files=None, *, context=()) -> Bank:
         if topic is not None and not errors:
             _add(context_bank, topic, path)
     for path in files:
-        topic, errors = load_file(path)
+        topic, errors, warnings = load_file_with_warnings(path)
+        bank.warnings.extend(warnings)
         if topic is not None and not errors:
             errors = _clashes(bank, topic) + _clashes(context_bank, topic)
         if errors:

@@ -64,6 +64,8 @@ class Bank:
     questions: dict[str, Question] = field(default_factory=dict)
     errors: list[BankError] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    # `quizapp bank check` prints these; they never keep a file or a question out
+    warnings: list[BankError] = field(default_factory=list)
 
     def topic_questions(self, slug: str) -> tuple[Question, ...]:
         topic = self.topics.get(slug)

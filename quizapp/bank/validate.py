@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from quizapp.bank.codewidth import CODE_WIDTH, wide_code_lines
 from quizapp.bank.model import QUESTION_TYPES, BankError, Question, Topic
 from quizapp.bank.yamlnodes import line_of, scalar_value
 from quizapp.words import plural
@@ -82,10 +83,23 @@ class FileValidator:
         self.path = path
         self.loader = loader
         self.errors: list[BankError] = []
+        self.warnings: list[BankError] = []  # worth fixing, but the file loads and counts as valid
 
     def error(self, node_or_line, reason: str) -> None:
         line = node_or_line if isinstance(node_or_line, int) else line_of(node_or_line)
         self.errors.append(BankError(self.path, line, reason))
+
+    def warn_wide_code(self, node: yaml.Node, text: str) -> None:
+        """A warning for each code line of `text` wider than CODE_WIDTH, at its own line in the file.
+
+        Only a literal block (`|`) keeps the file's lines one for one; in any other style the code's
+        lines are counted from where the value starts.
+        """
+        literal = getattr(node, "style", None) == "|"  # its text starts on the line after the `|`
+        for wide in wide_code_lines(text):
+            line = line_of(node) + 1 + wide.index if literal else line_of(node)
+            self.warnings.append(BankError(self.path, line, f"warning: code line is {wide.width} columns wide; "
+                                                            f"up to {CODE_WIDTH} fit an 80-column terminal unwrapped"))
 
     def mapping(self, node, what: str, allowed) -> dict[str, tuple[yaml.Node, yaml.Node]] | None:
         """Key -> (key node, value node), reporting non-mappings, duplicate and unknown keys."""
@@ -124,6 +138,7 @@ class FileValidator:
         if not value.strip():
             self.error(node, f"{what} must not be empty")
             return None
+        self.warn_wide_code(node, value)
         return value
 
     def slug(self, node: yaml.Node, what: str) -> str | None:

@@ -29,9 +29,7 @@ def compose(text: str) -> tuple[yaml.Node | None, _Loader]:
     try:
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        reason = " ".join(part for part in (exc.context, exc.problem) if part)
+        line, reason = syntax_error_place(exc, text)
         raise YamlSyntaxError(line, f"YAML syntax error: {reason}") from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(1, f"YAML error: {exc}") from None
@@ -40,6 +38,39 @@ def compose(text: str) -> tuple[yaml.Node | None, _Loader]:
     if root is not None:
         check_expansion(root)
     return root, loader
+
+
+# Plain words for the commonest slips, keyed by PyYAML's context and problem.
+_HINTS = (
+    ("quoted scalar", "end of stream", "the quoted text that starts here is never closed: add its closing quote"),
+    ("flow sequence", "", "the [ list that starts here is not closed by ] (or an item lacks its comma)"),
+    ("flow mapping", "", "the { mapping that starts here is not closed by } (or an entry lacks its comma)"),
+)
+
+
+def syntax_error_place(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, str]:
+    """The line where a syntax error starts, and the reason to print with it.
+
+    PyYAML's problem mark is where it gave up: for a quote or bracket left open that is the end of
+    the file, one line past the last. The context mark says where the unfinished thing began (the
+    token being scanned, the flow collection being parsed), which is where the learner must look.
+    A block mapping's context is the whole mapping, so there the problem mark is the better line.
+    """
+    problem, context = exc.problem_mark, exc.context_mark
+    last_line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+    at_end = problem is not None and problem.index >= len(text.rstrip())
+    starts_earlier = context is not None and (
+        isinstance(exc, yaml.scanner.ScannerError) or at_end
+        or (exc.context or "").startswith("while parsing a flow"))
+    mark = context if starts_earlier or problem is None else problem
+    line = min(mark.line + 1, last_line) if mark is not None else 1
+    reason = " ".join(part for part in (exc.context, exc.problem) if part)
+    if starts_earlier and problem is not None and problem.line + 1 != line:
+        reason += " (at the end of the file)" if at_end else f" (at line {min(problem.line + 1, last_line)})"
+    for context_words, problem_words, hint in _HINTS:
+        if starts_earlier and context_words in (exc.context or "") and problem_words in (exc.problem or ""):
+            return line, f"{hint}; {reason}"
+    return line, reason
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

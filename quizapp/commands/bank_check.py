@@ -32,11 +32,17 @@ def check_bank(locations: tuple[Path, ...]) -> int:
     else:
         files, context = default_pack_files(), []
     bank = load_bank(files, context=context)
-    for error in bank.errors:
-        click.echo(f"{display_path(error.path)}:{error.line}: {error.reason}")
+    # Warnings among the errors, in file and line order: each is read where it points.
+    order = {path: n for n, path in enumerate(files)}
+    for problem in sorted(bank.errors + bank.warnings, key=lambda e: (order.get(e.path, len(order)), e.line)):
+        click.echo(f"{display_path(problem.path)}:{problem.line}: {problem.reason}")
     bad_files = len({e.path for e in bank.errors})
+    # A warning never changes the exit status: a bank that loads whole is valid.
+    warned = f"; {plural(len(bank.warnings), 'warning')}" if bank.warnings else ""
     if bank.errors:
-        click.echo(f"{plural(len(bank.errors), 'error')} in {bad_files} of {plural(len(files), 'file')}", err=True)
+        click.echo(f"{plural(len(bank.errors), 'error')} in {bad_files} of {plural(len(files), 'file')}{warned}",
+                   err=True)
         return 1
-    click.echo(f"ok: {plural(len(files), 'file')}, {plural(len(bank.topics), 'topic')}, {plural(len(bank.questions), 'question')}", err=True)
+    click.echo(f"ok: {plural(len(files), 'file')}, {plural(len(bank.topics), 'topic')}, "
+               f"{plural(len(bank.questions), 'question')}{warned}", err=True)
     return 0

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from quizapp.commands.common import load_bank_reporting, open_store
-from quizapp.study.due import DuePlan, due_plan
+from quizapp.study.due import DuePlan, asked_words, due_plan
 from quizapp.study.schedule import format_interval
 from quizapp.study.store import utcnow
 from quizapp.words import plural
@@ -40,6 +40,10 @@ def show_due(as_json: bool) -> int:
         document = plan.to_json()
         # Added keys (the contract grows only by adding): what is left of the daily new-question limit.
         document["new_today"] = {"limit": today.limit, "taken": today.taken, "left": min(today.left, unseen)}
+        # How many are due now, with the share failed checks asked for: the figures every screen shows.
+        count = plan.due_now()
+        document["due_now"] = {"questions": count.questions, "asked_by_checks": count.asked,
+                               "exercises": len(plan.exercises_due())}
         click.echo(json.dumps(document))
         return 0
     print_plan(plan)
@@ -52,11 +56,9 @@ def show_due(as_json: bool) -> int:
 def print_plan(plan: DuePlan) -> None:
     console = Console()
     now = plan.now
-    due_q, due_x = plan.questions_due(), plan.exercises_due()
-    asked = [q for q in due_q if q.asked_by]
-    console.print(f"[bold]Due now[/]: {plural(len(due_q), 'question')}"
-                  + (f" ({len(asked)} asked for by failed checks)" if asked else "")
-                  + f", {plural(len(due_x), 'exercise')}")
+    count = plan.due_now()
+    console.print(f"[bold]Due now[/]: {plural(count.questions, 'question')}{asked_words(count.asked)}, "
+                  f"{plural(len(plan.exercises_due()), 'exercise')}", highlight=False)
     if plan.exercises:
         table = Table(title="Exercises", title_justify="left")
         table.add_column("exercise")

@@ -59,8 +59,9 @@ def _comes_back(exercise) -> str | None:
     return "is due for review" if state.due <= now else f"comes back for review in {format_interval(state.due - now)}"
 
 
-def show_hint(exercise_id: str, number: int | None) -> int:
+def show_hint(exercise_id: str, number: int | None, next_key: str | None = None) -> int:
     """Show hint `number` (0: the statement), or the next one the learner has not seen.
+    `next_key`: the key that shows the next hint where the learner is (watch's h), named instead of the command.
 
     Hints seen are kept in the progress store (`Store.hints_shown`), shared with the app: the next
     hint follows on from whatever was shown last, here or there.
@@ -88,7 +89,7 @@ def show_hint(exercise_id: str, number: int | None) -> int:
         _remember_hint(exercise_id, number)
     show_markdown(hints[number - 1], heading=f"Hint {number}/{len(hints)}:")
     if number < len(hints):
-        click.echo(f"(next: quizapp hint {exercise_id})", err=True)
+        click.echo(f"(next: press {next_key})" if next_key else f"(next: quizapp hint {exercise_id})", err=True)
     else:
         click.echo(f"(that was the last hint; the statement: quizapp hint {exercise_id} 0)", err=True)
     return 0
@@ -103,12 +104,13 @@ def show_markdown(text: str, heading: str = "") -> None:
     A heading goes before it: bold on its own line on a terminal, on the text's first line when piped."""
     if sys.stdout.isatty():
         from rich.console import Console
-        from rich.markdown import Markdown
+
+        from quizapp.commands.richtext import QuestionMarkdown  # long code lines wrap under a mark
 
         console = Console()
         if heading:
             console.print(heading, style="bold", markup=False, highlight=False)
-        console.print(Markdown(text))
+        console.print(QuestionMarkdown(text))
     else:
         click.echo(f"{heading} {text}" if heading else text)
 

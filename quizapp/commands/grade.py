@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import click
 
 from quizapp.catalog import load_catalog
-from quizapp.grading.processes import signals_set
+from quizapp.grading.processes import STOP_SIGNALS, signals_set
 from quizapp.grading.record import record_grade
 from quizapp.grading.resolve import UsageError, resolve_exercise
 from quizapp.grading.result import GradeReport
@@ -35,7 +37,11 @@ def grade_file(file: Path, exercise: str | None, device: str, as_json: bool, eve
     if not (as_json or events):
         click.echo(f"Grading {file} as '{exercise_id}'...", err=True)
     cancel = threading.Event()
-    with signals_set(cancel), progress_on_stderr(enabled=not (as_json or events), timeout=timeout) as progress:
+    # A closed terminal (SIGHUP) stops the grade like Ctrl+C: the solution's processes and the grade's
+    # folder go with it. The handler is set explicitly, so a SIGHUP ignored by whoever started us
+    # (nohup, some CI runners) cannot leave the grader running on.
+    with signals_set(cancel, STOP_SIGNALS), progress_on_stderr(enabled=not (as_json or events),
+                                                               timeout=timeout) as progress:
         report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
                        links=catalog[exercise_id].questions,
                        on_event=print_event if events else progress, cancel=cancel)
@@ -43,26 +49,61 @@ def grade_file(file: Path, exercise: str | None, device: str, as_json: bool, eve
     if cancel.is_set():
         # A cancelled attempt says nothing about the solution: it is not recorded.
         report.status, report.message = "error", "cancelled; the solution's processes were stopped"
-        if as_json:
-            click.echo(json.dumps(report.to_json()))
-        click.echo(f"quizapp grade: {report.message}", err=True)
+        with output_may_be_gone():
+            if as_json:
+                click.echo(json.dumps(report.to_json()))
+            click.echo(f"quizapp grade: {report.message}", err=True)
         return 1
     if report.status == "usage":
         return usage_exit(file, exercise_id, report.message, as_json or events, events)
-    if events:
-        click.echo(json.dumps({"event": "report", "report": report.to_json()}))
-    elif as_json:
-        click.echo(json.dumps(report.to_json()))
-    else:
-        from quizapp.grading.render import print_report
+    # Recorded before anything is printed: a reader that stops early (`| head`) never loses the grade.
+    saved = record_grade(report, file)
+    with output_may_be_gone():
+        if events:
+            click.echo(json.dumps({"event": "report", "report": report.to_json()}))
+        elif as_json:
+            click.echo(json.dumps(report.to_json()))
+        else:
+            from quizapp.grading.render import print_report
 
-        print_report(report, catalog[exercise_id], review=review_titles(report.review))
-    saved = record_grade(report, file)  # after printing: a store problem never hides the result
-    if saved is not None:
-        click.echo(f"quizapp: the result was not saved: {saved}", err=True)
-    elif report.status == "pass" and not (as_json or events):
-        say_next_exercise(catalog)
+            print_report(report, catalog[exercise_id], console=quiet_on_broken_pipe(),
+                         review=review_titles(report.review))
+        if saved is not None:
+            click.echo(f"quizapp: the result was not saved: {saved}", err=True)
+        elif report.status == "pass" and not (as_json or events):
+            say_next_exercise(catalog)
     return report.exit_code
+
+
+def quiet_on_broken_pipe():
+    """A rich console that stops printing when its reader goes, instead of exiting with status 1 as
+    rich does: the grade's exit code stays the verdict."""
+    from rich.console import Console
+
+    class QuietConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            to_nowhere()
+
+    return QuietConsole()
+
+
+def to_nowhere() -> None:
+    """Point stdout at /dev/null: Python flushes it again at exit, and that flush must not fail too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+@contextmanager
+def output_may_be_gone():
+    """A reader that closed the pipe (`| head`) or a terminal that went away ends the output quietly:
+    the grade is already recorded, and nobody is left to read a traceback."""
+    try:
+        yield
+        sys.stdout.flush()
+    except OSError:  # BrokenPipeError, or EIO from a closed terminal
+        to_nowhere()
 
 
 def say_next_exercise(catalog) -> None:
@@ -97,8 +138,6 @@ def review_titles(ids: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
 def progress_on_stderr(*, enabled: bool, timeout: float):
     """A one-line live status on a terminal's stderr while the checks run ("check 3 of 14: ..."), so a
     slow solution is not mistaken for a hung grader; yields the event callback (None when off)."""
-    import sys
-
     if not enabled or not sys.stderr.isatty():
         yield None
         return

@@ -8,18 +8,21 @@ done or when its time is up.
 from __future__ import annotations
 
 import select
+import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.text import Text
 
 from quizapp.bank.model import Question
 from quizapp.commands.common import display_path, load_bank_reporting, open_store
 from quizapp.commands.review import Quit, ask, read_answer, read_key_points, read_rating
+from quizapp.commands.richtext import QuestionMarkdown, inline_text
 from quizapp.interview import Interview, PlanError, make_plan
 from quizapp.interview.plan import why_no_exercise
 from quizapp.interview.render import KINDS, clock_text, countdown_words, outcome_text, print_report_card
@@ -95,17 +98,57 @@ def ask_questions(interview: Interview, console: Console, seed: str) -> None:
         console.rule(f"{n}/{total} · {title} · {KINDS.get(q.type, q.type)}")
         # On its own line: in the rule, a narrow terminal would cut what the clock counts.
         console.print(f"⏱ {clock_text(interview.remaining_s())} {countdown_words(interview)}", style="dim")
-        console.print(Markdown(q.prompt))
+        console.print(QuestionMarkdown(q.prompt))
         interview.show()
-        if q.type == "card":
-            response = ask("Your answer (write it out, Enter when done)", default="")
-        else:
-            response = read_answer(q, console, seed)
+        try:
+            with time_up_after(interview.remaining_s()):
+                if q.type == "card":
+                    response = ask("Your answer (write it out, Enter when done)", default="")
+                else:
+                    response = read_answer(q, console, seed)
+        except TimeUp:
+            console.print("\n[yellow]⏱ Time is up for the questions: this one and the rest count as missed.[/]")
+            break
         if not interview.submit():
             console.print("[yellow]Time was up before that answer; it and the rest count as missed.[/]")
             break
         settle(interview, q, response, console)
     interview.end_questions()
+
+
+class TimeUp(Exception):
+    """The questions' time ran out while the learner was at a prompt."""
+
+
+def stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+@contextmanager
+def time_up_after(seconds: float) -> Iterator[None]:
+    """Interrupt the prompt inside with TimeUp when `seconds` have passed, so the learner hears that
+    time is up when it is, not after typing an answer that is then thrown away. At a terminal on a
+    system with SIGALRM, from the main thread; elsewhere (piped input, Windows) the late answer is
+    still refused by Interview.submit."""
+    usable = (hasattr(signal, "setitimer") and stdin_is_terminal()
+              and threading.current_thread() is threading.main_thread())
+    if not usable or seconds <= 0:
+        yield
+        return
+
+    def ring(*_):
+        raise TimeUp
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def settle(interview: Interview, q: Question, response, console: Console) -> None:
@@ -114,11 +157,12 @@ def settle(interview: Interview, q: Question, response, console: Console) -> Non
         if result.outcome == "wrong":
             from quizapp.bank import check_answer
 
-            console.print(f"[bold red]✘ Not quite.[/] The answer: {check_answer(q, response).expected}")
+            console.print(Text.assemble(("✘ Not quite.", "bold red"), " The answer: ",
+                                        inline_text(check_answer(q, response).expected)))
         else:
             console.print("[bold green]✔ Right[/]")
         return
-    console.print(Markdown(q.explanation))
+    console.print(QuestionMarkdown(q.explanation))
     if q.key_points:
         # Beside the key points, so the learner ticks against what they wrote, not what they remember writing.
         console.print(Text.assemble(("Your answer: ", "bold"), response.strip() or ("(nothing written)", "dim")))
@@ -135,7 +179,7 @@ def do_exercise(interview: Interview, console: Console) -> None:
     ex = interview.plan.exercise
     console.rule(f"Exercise · {ex.title}")
     console.print(f"⏱ {clock_text(interview.remaining_s())} {countdown_words(interview)}", style="dim")
-    console.print(Markdown(ex.statement))
+    console.print(QuestionMarkdown(ex.statement))
     path = place_starter(ex, console)
     console.print(f"Wrote your starter file: [bold]{display_path(path)}[/]. Edit it in your editor; it is graded "
                   "when you press Enter here, or when the time is up.")
@@ -174,12 +218,7 @@ def confirm(question: str) -> bool:
 
 def wait_for_done(interview: Interview) -> bool:
     """True when the learner pressed Enter, False when the time ran out; q (or Ctrl+D) ends the interview."""
-    try:
-        sys.stdin.fileno()
-        selectable = sys.stdin.isatty()
-    except (AttributeError, OSError, ValueError):
-        selectable = False
-    if not selectable:  # piped input: no countdown to redraw, just wait for the line
+    if not stdin_is_terminal():  # piped input: no countdown to redraw, just wait for the line
         ask("Press Enter when your file is ready to grade", default="")
         return True
     try:

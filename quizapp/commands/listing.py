@@ -2,21 +2,37 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from quizapp.catalog import is_drill_id
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.study.stats import compute_stats
 
 
-def exercise_table(title: str, ids: list[str], rows: dict, catalog: dict, upcoming, *, drills: bool = False) -> Table:
-    """One row per exercise (or drill): status, best result; a drill also names its symptom."""
-    table = Table(title=title, title_justify="left")
-    for name in ("drill" if drills else "exercise", "title", "status", "best"):
-        table.add_column(name)
-    if drills:
-        table.add_column("symptom")
+def narrow_style(width: int) -> dict:
+    """Below 80 columns the tables drop their frame (three columns of borders are room for a title)."""
+    return {"box": box.SIMPLE_HEAD, "pad_edge": False} if width < 80 else {}
+
+
+# Below this width a drill's symptom goes under its title instead of in a column of its own.
+SYMPTOM_COLUMN_FROM = 110
+
+
+def exercise_table(title: str, ids: list[str], rows: dict, catalog: dict, upcoming, *, drills: bool = False,
+                   width: int = 80) -> Table:
+    """One row per exercise (or drill): status, best result; a drill also names its symptom. Ids are
+    never cut or wrapped: the learner types them (`quizapp start ID`); the titles wrap instead."""
+    table = Table(title=title, title_justify="left", **narrow_style(width))
+    table.add_column("drill" if drills else "exercise", no_wrap=True, min_width=max(map(len, ids), default=8))
+    table.add_column("title", ratio=1, min_width=12)
+    table.add_column("status")
+    table.add_column("best", no_wrap=True)
+    symptom_column = drills and width >= SYMPTOM_COLUMN_FROM
+    if symptom_column:
+        table.add_column("symptom", ratio=1)
     for exercise_id in ids:
         row, info = rows[exercise_id], catalog.get(exercise_id)
         status = "passed" if row.passed else ("attempted" if row.attempts else "not started")
@@ -25,9 +41,11 @@ def exercise_table(title: str, ids: list[str], rows: dict, catalog: dict, upcomi
         if upcoming is not None and exercise_id == upcoming.id:
             status += " · next"
             style = "bold cyan"
-        cells = [exercise_id, info.list_title if info else "(no longer shipped)",
-                 f"[{style}]{status}[/]", best]
-        if drills:
+        shown_title = Text(info.list_title if info else "(no longer shipped)")
+        if drills and info and info.symptom and not symptom_column:
+            shown_title.append(f"\n{info.symptom}", style="dim")
+        cells = [exercise_id, shown_title, Text(status, style=style), best]
+        if symptom_column:
             cells.append(info.symptom if info else "")
         table.add_row(*cells)
     return table
@@ -44,10 +62,12 @@ def list_exercises() -> int:
         catalog = load_catalog()
         stats = compute_stats(bank.outline(), store, exercise_ids=tuple(catalog))
     console = Console()
-    topics = Table(title="Question topics", title_justify="left")
-    for name, justify in (("topic", "left"), ("title", "left"), ("questions", "right"),
-                          ("seen", "right"), ("due", "right")):
-        topics.add_column(name, justify=justify)
+    topics = Table(title="Question topics", title_justify="left", **narrow_style(console.width))
+    # The slug is what `--topic SLUG` takes: never cut, like an exercise's id.
+    topics.add_column("topic", no_wrap=True, min_width=max((len(t.slug) for t in stats.topics), default=5))
+    topics.add_column("title", ratio=1, min_width=12)
+    for name in ("questions", "seen", "due"):
+        topics.add_column(name, justify="right")
     for t in stats.topics:
         topics.add_row(t.slug, t.title, str(t.questions), str(t.seen), str(t.due))
     console.print(topics)
@@ -59,10 +79,10 @@ def list_exercises() -> int:
         exercises = [i for i in rows if not is_drill_id(i)]
         drills = [i for i in rows if is_drill_id(i)]
         if exercises:
-            console.print(exercise_table("Exercises", exercises, rows, catalog, upcoming))
+            console.print(exercise_table("Exercises", exercises, rows, catalog, upcoming, width=console.width))
         if drills:
             console.print(exercise_table("Debugging drills: fix a broken training script from a real bug report",
-                                         drills, rows, catalog, upcoming, drills=True))
+                                         drills, rows, catalog, upcoming, drills=True, width=console.width))
         if upcoming is not None:
             console.print(f"Next on your path: {upcoming.id} (quizapp start {upcoming.id}); the exercises first, then "
                           "the drills, each in your weakest topic first, then the easiest.", highlight=False)

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from quizapp.commands.common import fail, load_bank_reporting, open_store
 
 MAX_NOTE = 2000  # characters of a flag's note
+MAX_NEW_PER_DAY = 10_000
 
 
 def unknown_question(question_id: str, bank) -> int:
@@ -51,10 +54,28 @@ def mark_question(question_id: str, *, flagged: bool | None = None, note: str | 
     return 0
 
 
-def set_new_per_day(value: int | None) -> int:
+def whole_number(text: str) -> int | None:
+    """`text` as a whole number (sign and surrounding spaces allowed), or None. Beyond 18 digits it
+    stands at ±10**18: larger than any setting, and int() refuses a few thousand digits."""
+    match = re.fullmatch(r"\s*([+-]?)([0-9]+)\s*", text)
+    if match is None:
+        return None
+    sign, digits = match.groups()
+    value = int(digits) if len(digits.lstrip("0")) <= 18 else 10**18
+    return -value if sign == "-" else value
+
+
+def set_new_per_day(text: str | None) -> int:
+    """Set the daily limit from N as typed (None: print it)."""
     from quizapp.study.limits import new_today
     from quizapp.study.store import NEW_PER_DAY_KEY, utcnow
 
+    value = None if text is None else whole_number(text)
+    if text is not None and (value is None or value < 0):
+        typed = text if len(text) <= 40 else text[:40] + "..."
+        return fail(f"new-per-day takes a whole number from 0 up, e.g. 10 (not {typed!r}).", 2)
+    if value is not None and value > MAX_NEW_PER_DAY:
+        return fail(f"new-per-day is at most {MAX_NEW_PER_DAY:,} (not {text.strip()[:40]}).", 2)
     store = open_store()
     if store is None:
         return 1

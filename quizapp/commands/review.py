@@ -9,13 +9,14 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
+from rich.text import Text
 
 from quizapp.bank import Question
 from quizapp.bank.answers import numeric_problem
 from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
+from quizapp.commands.richtext import QuestionMarkdown, inline_text, numbered
 from quizapp.study.keypoints import parse_ticks
 from quizapp.study.limits import new_today
 from quizapp.study.queue import study_queue
@@ -62,8 +63,7 @@ def read_answer(q: Question, console: Console, seed: str = "", *, can_undo: bool
 
     if q.type in ("single", "multi"):
         order = choice_order(q, seed)
-        for i, index in enumerate(order, 1):
-            console.print(f"  [bold]{i}.[/] {q.choices[index]}", highlight=False)
+        console.print(numbered(map(str, range(1, len(order) + 1)), [q.choices[i] for i in order]))
         many = q.type == "multi"
         while True:
             reply = prompt("Your answers (numbers, e.g. 1 3)" if many else "Your answer (number)")
@@ -85,8 +85,7 @@ def read_answer(q: Question, console: Console, seed: str = "", *, can_undo: bool
         shown = list(range(len(q.items)))
         random.shuffle(shown)
         letters = string.ascii_uppercase[: len(shown)]
-        for letter, index in zip(letters, shown):
-            console.print(f"  [bold]{letter}.[/] {q.items[index]}", highlight=False)
+        console.print(numbered(letters, [q.items[i] for i in shown]))
         while True:
             reply = "".join(prompt(f"Their right order, as letters (e.g. {letters[::-1]})").upper().split())
             if sorted(reply) == sorted(letters):
@@ -99,8 +98,7 @@ def read_answer(q: Question, console: Console, seed: str = "", *, can_undo: bool
 def read_key_points(q: Question, console: Console) -> list[int]:
     """List a card's key points and ask which the answer covered; 0-based indices."""
     console.print("[bold]Key points[/] (which did your answer cover?)")
-    for i, point in enumerate(q.key_points, 1):
-        console.print(f"  [bold]{i}.[/] {point}", highlight=False)
+    console.print(numbered(map(str, range(1, len(q.key_points) + 1)), q.key_points))
     while True:
         ticks = parse_ticks(ask("Covered (numbers, e.g. 1 3; Enter for none)", default=""), len(q.key_points))
         if ticks is not None:
@@ -149,21 +147,21 @@ def study_one(session: StudySession, store, console: Console) -> tuple[Answered,
     and the learner chose not to try again.
     """
     q = session.current
-    console.print(Markdown(q.prompt))
+    console.print(QuestionMarkdown(q.prompt))
     session.show()
     response = read_answer(q, console, session.seed, can_undo=session.can_undo)
     verdict = session.check(response)
     if verdict.correct is True:
         console.print("[bold green]✔ Right[/]")
     elif verdict.correct is False:
-        console.print(f"[bold red]✘ Not quite.[/] The answer: {verdict.expected}")
+        console.print(Text.assemble(("✘ Not quite.", "bold red"), " The answer: ", inline_text(verdict.expected)))
     picked, others = why_not_lines(q, response)
     if picked:
-        console.print(Markdown(why_not_markdown(picked, "Why not")))
-    console.print(Markdown(q.explanation))
+        console.print(QuestionMarkdown(why_not_markdown(picked, "Why not")))
+    console.print(QuestionMarkdown(q.explanation))
     if others:
         heading = "The other wrong choices" if picked else "Why the other choices are wrong"
-        console.print(Markdown(why_not_markdown(others, heading)))
+        console.print(QuestionMarkdown(why_not_markdown(others, heading)))
     try:
         if q.key_points:
             session.tick(read_key_points(q, console))

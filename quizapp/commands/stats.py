@@ -8,7 +8,8 @@ from rich.table import Table
 from quizapp.catalog import is_drill_id
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.commands.due import when
-from quizapp.study.stats import MASTERY_MEANING, compute_stats
+from quizapp.study.due import asked_words
+from quizapp.study.stats import LEARNING_MEANING, MASTERY_MEANING, compute_stats
 from quizapp.words import plural
 
 
@@ -51,18 +52,28 @@ def show_stats() -> int:
         suspended = len(store.suspended_ids())
     console = Console()
     streak = plural(stats.streak_days, "day") + ("" if stats.studied_today or not stats.streak_days else " (study today to keep it)")
-    console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}   [bold]New[/]: {stats.new} ({min(stats.new, today.left)} left today)   "
+    console.print(f"[bold]Streak[/]: {streak}   [bold]Due now[/]: {stats.due}{asked_words(stats.asked)}   "
+                  f"[bold]New[/]: {stats.new} ({min(stats.new, today.left)} left today)   "
                   f"[bold]Answers[/]: {stats.attempts}   [bold]Accuracy[/]: {percent(stats.accuracy)}   "
-                  + passed_counts(stats.exercises))
+                  + passed_counts(stats.exercises), highlight=False)
+    questions = sum(t.questions for t in stats.topics)
+    console.print(f"[bold]Mastery[/]: {stats.mastered / questions if questions else 0:.0%}   "
+                  f"[bold]On the way[/]: {stats.learning} learning, {stats.mastered} mastered "
+                  f"(of {plural(questions, 'question')})", highlight=False)
     table = Table(title="Topics", title_justify="left")
-    for name, justify in (("topic", "left"), ("seen", "right"), ("answers", "right"), ("accuracy", "right"),
-                          ("due", "right"), ("mastery", "left")):
+    # Beside mastery, what is on its way to it (a newcomer's mastery stays at 0% for days); the bar
+    # only where the terminal leaves the titles room.
+    bar_width = 10 if console.width >= 120 else 5 if console.width >= 100 else 0
+    for name, justify in (("topic", "left"), ("seen", "right"), ("answers", "right"), ("right", "right"),
+                          ("due", "right"), ("mastery", "left"), ("learning", "right"), ("mastered", "right")):
         table.add_column(name, justify=justify)
     for t in stats.topics:
+        mastery = f"{bar(t.mastery, bar_width)} {t.mastery:>4.0%}" if bar_width else f"{t.mastery:>7.0%}"
         table.add_row(t.title, f"{t.seen}/{t.questions}", str(t.attempts), percent(t.accuracy), str(t.due),
-                      f"{bar(t.mastery)} {t.mastery:.0%}")
+                      mastery, str(t.learning), str(t.mastered))
     console.print(table)
     console.print(MASTERY_MEANING, style="dim", highlight=False)
+    console.print(LEARNING_MEANING, style="dim", highlight=False)
     for title, rows in (("Exercises", [e for e in stats.exercises if not is_drill_id(e.exercise_id)]),
                         ("Debugging drills", [e for e in stats.exercises if is_drill_id(e.exercise_id)])):
         if not rows:
@@ -111,13 +122,18 @@ def show_flags() -> int:
             console.print(empty)
             continue
         table = Table(title=f"{title} ({len(rows)})", title_justify="left")
-        for name in ("question", "topic", "since", "note" if title == "Flagged" else "prompt"):
-            table.add_column(name, overflow="fold")
+        topics = {m.question_id: q.topic if (q := bank.questions.get(m.question_id)) else "(no longer in the bank)"
+                  for m in rows}
+        # Ids are what the learner types next (`quizapp unsuspend ID`, `--topic`): whole, on one
+        # line; the note or the prompt gives way.
+        table.add_column("question", no_wrap=True, min_width=max(len(m.question_id) for m in rows))
+        table.add_column("topic", no_wrap=True, min_width=max(len(topic) for topic in topics.values()))
+        table.add_column("since", no_wrap=True)
+        table.add_column("note" if title == "Flagged" else "prompt", overflow="fold", ratio=1)
         for m in rows:
             q = bank.questions.get(m.question_id)
-            topic = q.topic if q else "(no longer in the bank)"
             detail = (m.note or "-") if title == "Flagged" else (short_title(q.prompt, 60) if q else "-")
-            table.add_row(m.question_id, topic, m.updated_at[:10], escape(detail))
+            table.add_row(m.question_id, topics[m.question_id], m.updated_at[:10], escape(detail))
         console.print(table)
     if suspended:
         console.print("[dim]`quizapp unsuspend ID` studies a question again; `quizapp flag ID --clear` takes a "

@@ -28,7 +28,7 @@ def write_progress_json(path: Path) -> int:
                f"{plural(len(document['grades']), 'grade')}, {plural(len(document['interviews']), 'interview')}"
                + (f", {plural(len(marks), 'flagged or suspended question')}"
                   if (marks := [m for m in document['question_marks'] if m['flagged'] or m['suspended']]) else "")
-               + ".")
+               + f"; your settings ({', '.join(setting_words(k, v) for k, v in document['settings'].items())}).")
     click.echo("On the other machine: quizapp import " + display_path(path))
     return 0
 
@@ -53,6 +53,7 @@ def merge_progress_json(path: Path) -> int:
             return fail(f"the import of {display_path(path)} failed and was undone ({exc}); nothing was changed")
     if not summary.changed:
         click.echo(f"Nothing new in {display_path(path)}: everything in it is already here.")
+        echo_kept_settings(summary)
         return 0
     click.echo(f"Imported from {display_path(path)}: {plural(summary.answers, 'answer')} (on {plural(summary.cards, 'question')}, "
                f"cards rescheduled from their whole history), {plural(summary.grades, 'grade')}, "
@@ -63,4 +64,19 @@ def merge_progress_json(path: Path) -> int:
                   if summary.question_marks else "") + ".")
     if summary.parameters:
         click.echo("Your fitted FSRS parameters came along and now schedule your reviews here.")
+    for name, value in summary.settings:
+        click.echo(f"Your setting came along: {setting_words(name, value)}.")
+    echo_kept_settings(summary)
     return 0
+
+
+def echo_kept_settings(summary) -> None:
+    """A setting of this machine that the file's did not replace, said, so a difference is not silent."""
+    for name, kept, theirs in summary.settings_kept:
+        click.echo(f"Kept this machine's {setting_words(name, kept)} (the file has {theirs}; "
+                   f"`quizapp config {name.replace('_', '-')} N` changes it).")
+
+
+def setting_words(name: str, value) -> str:
+    """"new-per-day = 10", as `quizapp config` names a setting."""
+    return f"{name.replace('_', '-')} = {value}"

@@ -88,7 +88,7 @@ class Screen:
     def hint(self) -> None:
         from quizapp.commands.exercises import show_hint
 
-        show_hint(self.exercise.id, None)
+        show_hint(self.exercise.id, None, next_key="h" if self.keys else None)
 
 
 class JsonLines:

@@ -11,6 +11,7 @@ import html
 from dataclasses import dataclass
 from functools import lru_cache
 
+from quizapp.bank.answers import accepted_range
 from quizapp.bank.kinds import kind_of
 from quizapp.bank.model import Question
 from quizapp.bank.shuffle import choice_order, item_order
@@ -73,7 +74,8 @@ def answer_html(question: Question) -> str:
         return _list(lines, css="answer")
     if question.type == "numeric":
         value = f"{question.answer:g}"
-        within = f" (within {question.tolerance:.3g} relative)" if question.tolerance else ""
+        span = accepted_range(question.answer, question.tolerance) if question.tolerance else None
+        within = f" (accepted: {span[0]} to {span[1]})" if span else ""
         return f'<div class="answer"><b>{html.escape(value)}</b>{html.escape(within)}</div>'
     if question.type == "order":
         return _list([_inline(item) for item in question.items], tag="ol", css="answer")

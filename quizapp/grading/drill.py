@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from quizapp.grading import instrument
-from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, listed, plain
+from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, listed, nothing_to_check, plain
 from quizapp.grading.instrument import LOG, Event
 from quizapp.words import plural
 
@@ -198,9 +198,12 @@ def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = (), *, 
     """Every way the run differs from the fixed run's set-up, each named as what it hides. With
     `check_lr` off (a drill whose symptom is the learning rate itself, which its symptom check
     holds to the schedule), only a learning rate of zero throughout is named here."""
+    idle = nothing_ran(yours, fixed)
+    if idle:  # every other difference follows from it
+        return [idle]
     problems = []
     if yours.nan_to_num and not fixed.nan_to_num:
-        problems.append(f"nan_to_num was called {yours.nan_to_num} time(s): it turns the NaN or inf into ordinary "
+        problems.append(f"nan_to_num was called {plural(yours.nan_to_num, 'time')}: it turns the NaN or inf into ordinary "
                         "numbers after they were made, it does not stop them being made")
     lr = lr_problem(yours, fixed, only_zero=not check_lr)
     if lr:
@@ -218,6 +221,15 @@ def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = (), *, 
         if message:
             problems.append(message)
     return problems
+
+
+def nothing_ran(yours: Trace, fixed: Trace) -> str | None:
+    """What a run that did nothing at all (no forward pass, no optimizer step) left out, or None."""
+    if yours.forwards or attempts(yours) or not fixed.forwards:
+        return None
+    return (f"nothing ran: the training function returned without a forward pass or an optimizer step, where the "
+            f"fixed script runs {plural(len(fixed.forwards), 'forward pass', 'forward passes')} and takes "
+            f"{plural(attempts(fixed), 'optimizer step')}")
 
 
 def lr_problem(yours: Trace, fixed: Trace, *, only_zero: bool = False) -> str | None:
@@ -258,7 +270,7 @@ def keeps_scaler() -> Keep:
     def problem(yours: Trace, fixed: Trace) -> str | None:
         scaled, wanted = yours.of("scale"), fixed.of("scale")
         if not scaled or yours.scaler_steps < fixed.scaler_steps:
-            return (f"the loss was scaled {len(scaled)} time(s) and scaler.step ran {yours.scaler_steps} time(s), where "
+            return (f"the loss was scaled {plural(len(scaled), 'time')} and scaler.step ran {plural(yours.scaler_steps, 'time')}, where "
                     f"the fixed script scales and steps through one GradScaler {fixed.scaler_steps} times: without loss "
                     "scaling, small float16 gradients flush to zero; keep the scaler and fix the bug")
         first, want = scaled[0].info["scale"], wanted[0].info["scale"] if wanted else None
@@ -283,7 +295,7 @@ def no_added_clipping(why: str) -> Keep:
     def problem(yours: Trace, fixed: Trace) -> str | None:
         clips = yours.of("clip")
         if clips and not fixed.of("clip"):
-            return f"clip_grad_norm_ ran {len(clips)} time(s) where the fixed script never clips: clipping caps {why}"
+            return f"clip_grad_norm_ ran {plural(len(clips), 'time')} where the fixed script never clips: clipping caps {why}"
         return None
 
     return Keep("no added clipping", problem)
@@ -296,7 +308,7 @@ def keeps_clipping(max_norm: float) -> Keep:
         clips = [e for e in yours.of("clip") if math.isclose(e.info["max_norm"], max_norm, rel_tol=1e-9)]
         wanted = len(fixed.of("clip"))
         if len(clips) < wanted:
-            return (f"clip_grad_norm_(..., {fmt(max_norm)}) ran {len(clips)} time(s) where the fixed script clips "
+            return (f"clip_grad_norm_(..., {fmt(max_norm)}) ran {plural(len(clips), 'time')} where the fixed script clips "
                     f"{wanted} times: removing or loosening the clipping hides the bug; clip the right gradients")
         return None
 
@@ -335,11 +347,16 @@ def register(checks: Checks, *, runs: Callable[[Context], tuple[Trace, Trace]], 
     @checks.add(symptom_id, symptom_title)
     def symptom_check(ctx):
         yours, fixed = runs(ctx)
+        if nothing_ran(yours, fixed):  # no symptom shows in a run that did nothing; honest-fix fails it
+            nothing_to_check("the training function ran no forward pass and no optimizer step")
         symptom(ctx, yours, fixed)
 
     @checks.add("honest-fix", HONEST_TITLE)
     def honest(ctx):
         yours, fixed = runs(ctx)
+        idle = nothing_ran(yours, fixed)
+        if idle:
+            fail(idle)
         problems = cosmetic_problems(yours, fixed, keep, check_lr=check_lr)
         if problems:
             fail("the change hides the symptom instead of removing its cause: " + "; ".join(problems))

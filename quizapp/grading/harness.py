@@ -57,6 +57,25 @@ def skip(reason: str) -> NoReturn:
     raise CheckSkipped(reason)
 
 
+NOTHING_TO_CHECK = "nothing to check: "  # how every skip for a subject that never happened begins
+
+
+def nothing_to_check(reason: str) -> NoReturn:
+    """Skip the running check because what it judges never happened (no forward ran, no step was
+    taken, the function handed its input back): a check of nothing must not read as a pass, and it
+    is no failure of its own either; the checks that compare results fail such a run."""
+    skip(NOTHING_TO_CHECK + reason)
+
+
+def happened(records, what: str) -> list:
+    """`records`, what a run left of a check's subject (forward passes, backward calls, optimizer
+    steps, iterations), as a list; when there is none, skip the check saying `what` never ran."""
+    records = list(records)
+    if not records:
+        nothing_to_check(f"{what} never ran")
+    return records
+
+
 def _code_objects(obj, into: set, seen: set) -> None:
     """Every code object defined by a module, class or function, nested ones (closures, lambdas,
     comprehensions) included."""
@@ -89,9 +108,9 @@ def skip_is_the_checks(exc: BaseException, checks_module) -> bool:
     code compiled under one of those files' names, is not."""
     ours: set = set()
     seen: set = set()
-    from quizapp.grading import child, instrument
+    from quizapp.grading import child, drill, instrument
 
-    for module in (sys.modules[__name__], child, instrument, checks_module, *_SIBLINGS):
+    for module in (sys.modules[__name__], child, drill, instrument, checks_module, *_SIBLINGS):
         _code_objects(module, ours, seen)
     tb = exc.__traceback__
     while tb is not None:

@@ -49,12 +49,27 @@ def plot_text(curves: dict, width: int = 70, height: int = 14) -> str:
     if longest:  # epochs and steps are whole: no 1.50 between epoch 1 and 2
         ticks = integer_ticks(start, start + longest - 1)
         plt.xticks(ticks, [str(t) for t in ticks])
-    plt.xlabel(curves.get("x", "epoch"))
+    plt.xlabel(x_label(curves))
+    plt.ylabel(str(curves.get("y", "")))
     return plt.build()
 
 
 def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) != float("inf")
+
+
+def unplotted(curves: dict) -> list[str]:
+    """The series with no finite point: plotext can neither draw them nor list them in the legend."""
+    return [str(name) for name, values in curves.get("series", {}).items()
+            if not any(finite_number(v) for v in values or ())]
+
+
+def x_label(curves: dict) -> str:
+    """The x axis's name, saying which series have nothing to draw: a series the legend leaves out
+    must still be named, or a run that recorded nothing reads as a missing curve."""
+    label = str(curves.get("x", "epoch"))
+    missing = unplotted(curves)
+    return f"{label}   ({', '.join(missing)}: no value to plot)" if missing else label
 
 
 def integer_ticks(first: int, last: int, most: int = 8) -> list[int]:

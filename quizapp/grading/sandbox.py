@@ -42,6 +42,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from quizapp.words import plural
+
 # landlock_create_ruleset, landlock_add_rule, landlock_restrict_self: 444, 445, 446 on every
 # architecture listed (asm-generic/unistd.h for aarch64 and the others, x86's own tables agree).
 _LANDLOCK_SYSCALLS = (444, 445, 446)
@@ -270,7 +272,9 @@ def _restrict(abi: int, folders: list[Path], ports: list[int], allow_all_tcp: bo
         _syscall(_LANDLOCK_SYSCALLS[2], ctypes.c_int(ruleset), ctypes.c_uint32(tsync))
     finally:
         os.close(ruleset)
-    note = f"{threads - 1} thread(s) started before the sandbox keep their rights" if threads > 1 and not tsync else ""
+    early = plural(threads - 1, "thread")
+    keep = "keeps its" if threads == 2 else "keep their"
+    note = f"{early} started before the sandbox {keep} rights" if threads > 1 and not tsync else ""
     return Protection(kind="landlock", abi=abi, filesystem=True, network=bool(net), signals=bool(scoped),
                       tcp_ports=_ranges(ports) if net else (), note=note)
 

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from quizapp.bank.kinds import QUESTION_KINDS, kind_of
-from quizapp.interview.report import MISSED, PARTIAL, RIGHT, ReportCard
+from quizapp.interview.report import MISSED, PARTIAL, RIGHT, ReportCard, TopicResult
 from quizapp.interview.session import EXERCISE, QUESTIONS, Interview
 
 OUTCOME_STYLE = {RIGHT: "green", PARTIAL: "yellow", MISSED: "dim"}
@@ -53,15 +53,37 @@ def outcome_text(outcome: str, covered: int = 0, points: int = 0) -> Text:
     return Text(label, style=OUTCOME_STYLE.get(outcome, "red"))
 
 
+def score_text(score: float | None) -> Text:
+    return Text("-", style="dim") if score is None else Text(f"{score:.0%}", style=score_style(score))
+
+
+def exercise_part(t: TopicResult) -> Text:
+    """The exercise's share of a topic's score: its checks passed, and the score they make."""
+    ex = t.exercise
+    if ex is None:
+        return Text("-", style="dim")
+    if not ex.counted:
+        return Text.assemble(ex.status, " ", score_text(ex.score))
+    return Text.assemble(f"{ex.passed}/{ex.counted} checks ", score_text(ex.score))
+
+
 def topic_table(card: ReportCard) -> Table:
+    """Per topic: the questions' score and the exercise's checks apart, then the two combined."""
     table = Table(title="Per topic", title_justify="left", expand=False)
     table.add_column("topic")
-    table.add_column("score", justify="right")
+    table.add_column("questions", justify="right")
     table.add_column("right", justify="right")
     table.add_column("answered", justify="right")
+    with_exercise = any(t.exercise is not None for t in card.topics)
+    if with_exercise:
+        table.add_column("exercise", justify="right")
+        table.caption = "combined: the questions with the exercise, which weighs as much as one question"
+        table.caption_justify = "left"
+    table.add_column("combined" if with_exercise else "score", justify="right")
     for t in card.topics:
-        table.add_row(t.title, Text(f"{t.score:.0%}", style=score_style(t.score)), str(t.right),
-                      f"{t.answered}/{t.asked}" if t.asked else "exercise only")
+        cells = [t.title, score_text(t.question_score), str(t.right) if t.asked else "-",
+                 f"{t.answered}/{t.asked}" if t.asked else "exercise only"]
+        table.add_row(*cells, *([exercise_part(t)] if with_exercise else []), score_text(t.score))
     return table
 
 

@@ -75,14 +75,23 @@ class ExerciseResult:
 class TopicResult:
     slug: str
     title: str
-    score: float  # 0..1 over the topic's questions and, if it had it, the exercise
+    score: float  # 0..1, combined: the mean over the topic's questions and, if it had it, the exercise as one more
     asked: int
     answered: int
     right: int
+    # The parts of the score, shown apart so an exercise does not hide how the questions went:
+    question_score: float | None = None  # the mean over the topic's questions; None: none asked
+    exercise: ExerciseResult | None = None  # the interview's exercise, when it was on this topic
+
+    @property
+    def exercise_score(self) -> float | None:
+        return None if self.exercise is None else self.exercise.score
 
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "score": round(self.score, 4), "asked": self.asked,
-                "answered": self.answered, "right": self.right}
+                "answered": self.answered, "right": self.right,
+                "question_score": None if self.question_score is None else round(self.question_score, 4),
+                "exercise_score": None if self.exercise_score is None else round(self.exercise_score, 4)}
 
 
 @dataclass
@@ -118,7 +127,8 @@ class ReportCard:
 
 def topic_results(questions: list[QuestionResult], exercise: ExerciseResult | None,
                   titles: dict[str, str]) -> list[TopicResult]:
-    """One row per topic asked, in the order topics first came up; the exercise counts as one item."""
+    """One row per topic asked, in the order topics first came up; the combined score counts the
+    exercise as one item beside the questions, and each row keeps both parts."""
     order: list[str] = []
     scores: dict[str, list[float]] = {}
     for q in questions:
@@ -136,6 +146,8 @@ def topic_results(questions: list[QuestionResult], exercise: ExerciseResult | No
             slug=slug, title=titles.get(slug, slug), score=sum(scores[slug]) / len(scores[slug]),
             asked=len(mine), answered=sum(1 for q in mine if q.outcome != MISSED),
             right=sum(1 for q in mine if q.outcome == RIGHT),
+            question_score=sum(q.score for q in mine) / len(mine) if mine else None,
+            exercise=exercise if exercise is not None and exercise.topic == slug else None,
         ))
     return rows
 

@@ -10,15 +10,18 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from quizapp.bank.outline import BankOutline
-from quizapp.study.store import ExerciseEvent, GradeEvent, Store, iso, utcnow
+from quizapp.study.store import ExerciseEvent, GradeEvent, Store, utcnow
 
 if TYPE_CHECKING:
+    from quizapp.study.due import DueQuestion
     from quizapp.study.exercise_schedule import ExerciseState
 
 # Said in one line wherever mastery is shown (home, the stats screen, `quizapp stats`).
 MASTERY_SHORT = "the share you would recall a week from now, 90% sure"
 MASTERY_MEANING = ("Mastery: the share of a topic's questions you would recall a week from now, 90% sure by FSRS; "
                    "questions not yet seen count as not known.")
+# What is on its way to mastery, said beside it: a newcomer's mastery stays 0% for days.
+LEARNING_MEANING = "Learning: questions you have answered (FSRS keeps a card for them) and not yet mastered."
 
 
 # NamedTuples, not dataclasses: these records are built on the way to the first screen, and each
@@ -31,9 +34,11 @@ class TopicStats(NamedTuple):
     attempts: int
     checked: int  # attempts that were checked right/wrong (cards are self-rated)
     correct: int
-    due: int
+    due: int  # questions due now (due.scheduled_questions), the ones failed checks asked for included
     mastery: float  # share of the topic's questions held for a week (schedule.held); unseen count 0
     suspended_new: int = 0  # questions not yet seen that the learner suspended: not counted as new
+    asked: int = 0  # of the questions due now, the ones a failed check asked for
+    mastered: int = 0  # questions held for a week: the count behind `mastery`
 
     @property
     def accuracy(self) -> float | None:
@@ -41,8 +46,15 @@ class TopicStats(NamedTuple):
 
     @property
     def new(self) -> int:
-        """Questions never answered and not suspended."""
+        """Questions never answered and not suspended (one a failed check asked for is due as well:
+        its first answer still takes a place of the day's new questions)."""
         return self.questions - self.seen - self.suspended_new
+
+    @property
+    def learning(self) -> int:
+        """Questions on their way: answered at least once (FSRS keeps a card for them, in any of its
+        states: learning, review or relearning) and not mastered yet."""
+        return self.seen - self.mastered
 
 
 class ExerciseStats(NamedTuple):
@@ -64,10 +76,28 @@ class Stats(NamedTuple):
     # The learner's pace: the median time of their latest answers (PACE_ANSWERS of them), in seconds;
     # None before any answer was timed.
     answer_seconds: float | None = None
+    # Every question on the schedule (due.scheduled_questions), by due: what `due` counts and what
+    # home's week ahead is drawn from.
+    scheduled: tuple[DueQuestion, ...] = ()
+    now: datetime | None = None  # the moment the figures were taken
 
     @property
     def due(self) -> int:
+        """Questions due now, the ones failed checks asked for included (one figure everywhere)."""
         return sum(t.due for t in self.topics)
+
+    @property
+    def asked(self) -> int:
+        """Of the questions due now, the ones a failed check asked for."""
+        return sum(t.asked for t in self.topics)
+
+    @property
+    def learning(self) -> int:
+        return sum(t.learning for t in self.topics)
+
+    @property
+    def mastered(self) -> int:
+        return sum(t.mastered for t in self.topics)
 
     @property
     def new(self) -> int:
@@ -166,6 +196,14 @@ def _moment(value) -> datetime | None:
     return moment if moment.tzinfo is not None else None
 
 
+def store_version(store: Store) -> tuple[int, int]:
+    """Changes to the store, as SQLite counts them: commits by other connections (the CLI, another
+    window) and rows this one changed. Two equal values: the figures read between them still hold.
+    One query, for a screen that looks now and then whether to read its figures again."""
+    with store.snapshot() as conn:
+        return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+
+
 def damaged_cards(store: Store) -> dict[str, str]:
     """question id -> why its stored card cannot be read (see card_problem); empty when all are sound."""
     return {qid: problem for qid, (_, card) in store.cards().items() if (problem := card_problem(card))}
@@ -196,7 +234,6 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
                   exercise_ids: tuple[str, ...] = ()) -> Stats:
     """Figures for the bank described by `outline` (a Bank gives it with `bank.outline()`)."""
     now = now or utcnow()
-    now_iso = iso(now)
     cards = store.cards()
     answers = store.answers()
     suspended = store.suspended_ids()  # in no due or new count until unsuspended
@@ -221,10 +258,23 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
             by_topic_correct[topic] += row["correct"]
             per_day_correct[day] += row["correct"]
 
+    grades = store.grade_events()
+    scheduled: list[DueQuestion] = []
     if cards:  # fsrs loads only when a card is there to score: a new learner's home draws without it
         from quizapp.study.schedule import held, readable_cards
 
         cards = readable_cards(cards, answers, store.fsrs_parameters())
+    if cards or grades:  # nothing is due before a first answer or grade
+        from quizapp.study.due import scheduled_questions
+
+        scheduled = scheduled_questions(store, topic_of, cards=cards, grades=grades)
+    due_now: Counter = Counter()
+    asked_now: Counter = Counter()
+    for q in scheduled:
+        if q.due <= now:
+            due_now[q.topic] += 1
+            if q.asked_by:
+                asked_now[q.topic] += 1
     topics = []
     for slug, topic in outline.topics.items():
         ids = topic.question_ids
@@ -233,9 +283,9 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
         topics.append(TopicStats(
             slug=slug, title=topic.title, questions=len(ids), seen=len(seen),
             attempts=by_topic_attempts[slug], checked=by_topic_checked[slug], correct=by_topic_correct[slug],
-            due=sum(1 for qid in seen if cards[qid][0] <= now_iso and qid not in suspended),
-            mastery=known / len(ids) if ids else 0.0,
+            due=due_now[slug], mastery=known / len(ids) if ids else 0.0,
             suspended_new=sum(1 for qid in ids if qid in suspended and qid not in cards) if suspended else 0,
+            asked=asked_now[slug], mastered=known,
         ))
 
     days = {local_day(stamp) for stamp in store.activity_days_utc()}
@@ -248,6 +298,8 @@ def compute_stats(outline: BankOutline, store: Store, *, now: datetime | None = 
         reviews_per_day=dict(sorted(per_day.items())),
         accuracy_per_day={d: per_day_correct[d] / n for d, n in sorted(per_day_checked.items()) if n},
         answer_seconds=median(durations[-PACE_ANSWERS:]) / 1000 if durations else None,
+        scheduled=tuple(scheduled),
+        now=now,
     )
 
 

@@ -444,6 +444,23 @@ class Store:
                          " value = excluded.value WHERE CAST(settings.value AS INTEGER) < ?",
                          (_hints_key(exercise_id), _json().dumps(n), n))
 
+    def set_own_file(self, exercise_id: str, folder: Path, path: Path | None) -> None:
+        """Remember `path` as the learner's file for the exercise in the app started from `folder`;
+        None forgets it. Stored as the setting `own_file:<exercise_id>`: {folder: path}, absolute."""
+        key = _own_file_key(exercise_id)
+        with self.transaction() as conn:
+            row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+            files = _path_map(row[0] if row else None)
+            if path is None:
+                files.pop(os.path.abspath(folder), None)
+            else:
+                files[os.path.abspath(folder)] = os.path.abspath(path)
+            if files:
+                conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)"
+                             " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, _json().dumps(files)))
+            else:
+                conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+
     def delete_setting(self, key: str) -> None:
         with self.transaction() as conn:
             conn.execute("DELETE FROM settings WHERE key = ?", (key,))
@@ -481,6 +498,14 @@ class Store:
         """How many of the exercise's hints the learner has seen, in the app or the CLI (0: none)."""
         value = self.setting(_hints_key(exercise_id), 0)
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    @_locked
+    def own_file(self, exercise_id: str, folder: Path) -> Path | None:
+        """The file the learner made theirs for the exercise in the app started from `folder`, if any
+        (see `set_own_file`); it may have been deleted since."""
+        row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (_own_file_key(exercise_id),)).fetchone()
+        path = _path_map(row[0] if row else None).get(os.path.abspath(folder))
+        return Path(path) if path else None
 
     @_locked
     def card_json(self, question_id: str) -> str | None:
@@ -584,6 +609,23 @@ class Store:
 
 def _hints_key(exercise_id: str) -> str:
     return f"hints_shown:{exercise_id}"
+
+
+def _own_file_key(exercise_id: str) -> str:
+    return f"own_file:{exercise_id}"
+
+
+def _path_map(value_json: str | None) -> dict[str, str]:
+    """A stored {folder: path} object; empty for none and for a damaged one."""
+    if not value_json:
+        return {}
+    try:
+        value = _json().loads(value_json)
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str) and v}
 
 
 def _review_of(report_json: str | None) -> tuple[str, ...]:

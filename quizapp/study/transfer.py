@@ -21,7 +21,15 @@ from quizapp import __version__
 from quizapp.bank.files import UnreadableFile, read_regular_file
 from quizapp.study import fsrs_params
 from quizapp.study.stats import card_problem
-from quizapp.study.store import EXERCISE_EVENT_KINDS, FSRS_PARAMETERS_KEY, Store, iso, utcnow
+from quizapp.study.store import (
+    DEFAULT_NEW_PER_DAY,
+    EXERCISE_EVENT_KINDS,
+    FSRS_PARAMETERS_KEY,
+    NEW_PER_DAY_KEY,
+    Store,
+    iso,
+    utcnow,
+)
 
 FORMAT = "quizapp-progress"
 FORMAT_VERSION = 1
@@ -30,6 +38,7 @@ FORMAT_VERSION = 1
 MAX_FILE_BYTES = 256 * 2**20
 MAX_NESTING = 64  # of a free-form value (a response, a report): ours nest a handful of levels
 MAX_WHOLE = 2**63 - 1  # SQLite's INTEGER
+MAX_NEW_PER_DAY = 10_000  # as `quizapp config new-per-day` takes it
 EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(3000, 1, 1, tzinfo=timezone.utc)  # due dates are computed up to 100 years past a review
 
@@ -47,11 +56,15 @@ class ImportSummary:
     parameters: bool  # fitted FSRS parameters adopted from the file
     exercise_events: int = 0  # hints shown and references read (an exercise's schedule replays them)
     question_marks: int = 0  # questions whose flag or suspension the file brought (a later mark wins)
+    # Study settings: those taken from the file (name -> value), and those this store kept over a
+    # different value in the file (name -> (kept, the file's)).
+    settings: tuple[tuple[str, int], ...] = ()
+    settings_kept: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def changed(self) -> bool:
         return bool(self.answers or self.grades or self.interviews or self.parameters or self.exercise_events
-                    or self.question_marks)
+                    or self.question_marks or self.settings)
 
 
 # -- export ---------------------------------------------------------------------------------------
@@ -101,6 +114,7 @@ def export_progress(store: Store, *, now: datetime | None = None) -> dict:
         "exported_at": iso(now or utcnow()),
         "quizapp": __version__,
         "fsrs_parameters": list(parameters) if parameters else None,
+        "settings": {name: reader(store) for name, (_, reader) in STUDY_SETTINGS.items()},
         "answers": answers,
         "cards": cards,
         "grades": grades,
@@ -274,10 +288,11 @@ def import_progress(store: Store, document: dict) -> ImportSummary:
                  iso(_moment(m["updated_at"]))))
             added_marks += cursor.rowcount
         adopted = _adopt_parameters(conn, document["fsrs_parameters"])
+        taken, kept = _adopt_settings(conn, document.get("settings") or {})
         parameters = fsrs_params.parse(_setting(conn, FSRS_PARAMETERS_KEY))
         recompute_cards(conn, sorted(touched), parameters)
     return ImportSummary(added_answers, added_grades, added_interviews, len(touched), adopted, added_events,
-                         added_marks)
+                         added_marks, taken, kept)
 
 
 def _adopt_parameters(conn, parameters: list | None) -> bool:
@@ -286,6 +301,26 @@ def _adopt_parameters(conn, parameters: list | None) -> bool:
         return False
     conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)", (FSRS_PARAMETERS_KEY, json.dumps(parameters)))
     return True
+
+
+def _adopt_settings(conn, settings: dict) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int], ...]]:
+    """The file's study settings, as its fitted parameters are taken: a store that never set one takes
+    the file's; one the learner set here is kept (and reported when the file's differs). A value the
+    same as this store's default writes nothing, so importing one's own export changes nothing."""
+    taken, kept = [], []
+    for name, value in settings.items():
+        if name not in STUDY_SETTINGS:
+            continue  # a setting of a later quizapp: not one this one knows how to use
+        key, _ = STUDY_SETTINGS[name]
+        own = _setting(conn, key)
+        if own is not None and not _SETTING_CHECKS[name](own):  # set here (a damaged value is not)
+            if own != value:
+                kept.append((name, own, value))
+            continue
+        if value != STUDY_DEFAULTS[name]:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+            taken.append((name, value))
+    return tuple(taken), tuple(kept)
 
 
 def _setting(conn, key: str):
@@ -332,6 +367,10 @@ def validate(document) -> None:
     if parameters is not None and (not isinstance(parameters, list) or not parameters
                                    or any(_number(-1e6, 1e6)(p) for p in parameters)):
         raise TransferError(f"damaged: \"fsrs_parameters\" must be null or a list of numbers, got {_shown(parameters)}")
+    if "settings" in document:  # files written before study settings travelled have none
+        problem = _settings(document["settings"])
+        if problem:
+            raise TransferError(f"damaged: \"settings\" {problem}")
     for section, fields in _SECTIONS.items():
         if section in _OPTIONAL_SECTIONS and section not in document:
             continue  # written by a quizapp before the section existed
@@ -467,6 +506,16 @@ def _event_kind(value) -> str | None:
     return None if value in EXERCISE_EVENT_KINDS else f"must be one of {', '.join(EXERCISE_EVENT_KINDS)}"
 
 
+def _settings(value) -> str | None:
+    """An object of study settings; the ones this quizapp knows must hold values it takes."""
+    if not isinstance(value, dict):
+        return "must be an object"
+    for name, check in _SETTING_CHECKS.items():
+        if name in value and (problem := check(value[name])):
+            return f"has \"{name}\" that {problem}, got {_shown(value[name])}"
+    return _free_form(value)
+
+
 def _status(value) -> str | None:
     return None if value in ("pass", "fail", "error") else "must be pass, fail or error"
 
@@ -493,3 +542,9 @@ _SECTIONS = {
 }
 # Sections a file of the same format version may lack (older writers): absent reads as empty.
 _OPTIONAL_SECTIONS = {"exercise_events", "exercises", "question_marks"}
+
+# The study settings an export carries: the name in the file -> (the store's key, how to read it).
+# Names are the `quizapp config` verbs' (new-per-day), in the file's snake case.
+STUDY_SETTINGS = {"new_per_day": (NEW_PER_DAY_KEY, Store.new_per_day)}
+STUDY_DEFAULTS = {"new_per_day": DEFAULT_NEW_PER_DAY}
+_SETTING_CHECKS = {"new_per_day": _whole(0, MAX_NEW_PER_DAY)}

@@ -190,7 +190,8 @@ class QuizApp(App[int]):
         from quizapp.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen.active_bindings.values(), self.get_key_display))
+            self.push_screen(HelpScreen(self.screen.active_bindings.values(), self.get_key_display,
+                                        getattr(self.screen, "START_HERE", None)))
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.current_theme.dark else DARK

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from quizapp.bank.outline import BankOutline
 from quizapp.catalog import Exercise
-from quizapp.study.stats import Stats, compute_stats
+from quizapp.study.stats import Stats, compute_stats, store_version
 from quizapp.study.store import GradeRecord, Store, utcnow
 
 if TYPE_CHECKING:
@@ -54,6 +54,10 @@ class StudyContext:
     def now(self) -> datetime:
         return self.clock()
 
+    def store_version(self) -> tuple[int, int]:
+        """Changes to the store (study.stats.store_version): equal values, nothing changed in between."""
+        return store_version(self.store)
+
     def stats(self) -> Stats:
         return compute_stats(self.outline, self.store, now=self.now(), exercise_ids=tuple(self.catalog))
 
@@ -87,24 +91,31 @@ class StudyContext:
         return self.store.grades(exercise_id)
 
     def solution_path(self, exercise_id: str) -> Path:
-        """The file chosen this session, else the newest of ./<id>.py, ./<id>_2.py, ... (a fresh
-        starter for a review goes to the next number), else the last graded file that still exists,
-        else ./<id>.py. The folder the app was started in comes before a grade run elsewhere: a
-        `quizapp grade` of another copy must not silently change the app's file. The exercise screen
-        pins what it showed (see `pin_solution_path`)."""
+        """The learner's own file: the one picked this session, else the one they created or chose in the
+        app started from this folder (while it exists), else the newest of ./<id>.py, ./<id>_2.py, ...
+        (a fresh starter for a review goes to the next number), else ./<id>.py. A grade of another file
+        (`quizapp grade /tmp/scratch.py`) never changes it. The exercise screen pins what it showed (see
+        `pin_solution_path`)."""
         if exercise_id in self.chosen_paths:
             return self.chosen_paths[exercise_id]
+        own = self.store.own_file(exercise_id, self.work_dir)
+        if own is not None and own.is_file():
+            return own
+        return self.usual_path(exercise_id)
+
+    def usual_path(self, exercise_id: str) -> Path:
+        """The newest of ./<id>.py, ./<id>_2.py, ... in the folder the app was started in, else ./<id>.py."""
         here = self.work_dir / f"{exercise_id}.py"
         numbered = [(int(n), path) for path in self.work_dir.glob(f"{exercise_id}_*.py")
                     if (n := path.name[len(exercise_id) + 1:-3]).isdigit() and path.is_file()]
-        if numbered:
-            return max(numbered)[1]
-        if here.is_file():
-            return here
-        for grade in reversed(self.grades(exercise_id)):
-            if grade.file_path and Path(grade.file_path).is_file():
-                return Path(grade.file_path)
-        return here
+        return max(numbered)[1] if numbered else here
+
+    def choose_solution_path(self, exercise_id: str, path: Path) -> None:
+        """The learner created or chose `path` in the app: it is their file, now and in the next sessions
+        started from this folder. One the folder's usual names find anyway is not remembered, so that a
+        fresh starter `quizapp review` writes next to it is found as well."""
+        self.chosen_paths[exercise_id] = path
+        self.store.set_own_file(exercise_id, self.work_dir, None if path == self.usual_path(exercise_id) else path)
 
     def pin_solution_path(self, exercise_id: str) -> Path:
         """Keep the file an exercise screen opened with for the rest of the session."""

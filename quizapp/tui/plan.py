@@ -1,9 +1,9 @@
 """Today's plan and the week ahead, for the home screen: what is due and how long it takes at the
 learner's own pace. Data only (no Textual); the home screen draws it.
 
-A learner without a grade has no exercise on the schedule and no question asked for by a check:
-their plan is read from the cards alone, without the due plan's replay of exercises, which loads
-fsrs (the first screen of a new learner leaves the scheduler unloaded).
+The questions come from the stats (one read, and the same "due now" as every other screen); a
+learner without a grade has no exercise on the schedule, and their plan skips the replay of
+exercises, which loads fsrs (the first screen of a new learner leaves the scheduler unloaded).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class HomePlan(NamedTuple):
     week: list[DayLoad]  # today first: what is due by the end of each local day (today: overdue too)
     card_s: float | None  # the learner's pace, measured; None: not yet
     exercise_s: float | None
+    next_due: datetime | None = None  # the next moment a question or an exercise comes due; None: none ahead
 
     @property
     def today(self) -> DayLoad:
@@ -80,34 +81,29 @@ def span(seconds: float) -> str:
 
 
 def home_plan(context: StudyContext, stats: Stats) -> HomePlan:
-    now = context.now()
+    """Today and the week ahead from `stats` (its questions on the schedule, at its moment) and the
+    exercises' schedules."""
+    now = stats.now or context.now()
     store = context.store
-    topic_of = context.outline.topic_of()
     exercise_s = None
+    exercises: list[datetime] = []
     if any(e.attempts for e in stats.exercises):
-        from quizapp.study.due import due_plan
         from quizapp.study.stats import exercise_seconds
 
-        plan = due_plan(store, topic_of, context.catalog, now)
-        questions = [(q.due, q.asked_by is not None) for q in plan.questions]
-        exercises = [e.due for e in plan.exercises]
-        exercise_s = exercise_seconds(plan.states.values(), store.grade_events(), store.exercise_events())
-    else:  # nothing graded: no exercise is scheduled and no check asked for a question
-        suspended = store.suspended_ids()  # in no due count
-        questions = [(datetime.fromisoformat(due), False) for qid, (due, _) in store.cards().items()
-                     if qid in topic_of and qid not in suspended]
-        exercises = []
+        states = exercise_schedules(context)
+        exercises = [state.due for state in states.values() if state.due is not None]
+        exercise_s = exercise_seconds(states.values(), store.grade_events(), store.exercise_events())
     today = now.astimezone().date()
     cards, tasks = [0] * WEEK_DAYS, [0] * WEEK_DAYS
-    for moments, counts in (([due for due, _ in questions], cards), (exercises, tasks)):
+    for moments, counts in (([q.due for q in stats.scheduled], cards), (exercises, tasks)):
         for due in moments:
             ahead = max(0, (due.astimezone().date() - today).days)
             if ahead < WEEK_DAYS:
                 counts[ahead] += 1
     week = [DayLoad(date.fromordinal(today.toordinal() + n), cards[n], tasks[n]) for n in range(WEEK_DAYS)]
-    due_now = [asked for due, asked in questions if due <= now]
-    return HomePlan(len(due_now), sum(due_now), sum(1 for due in exercises if due <= now), week,
-                    stats.answer_seconds, exercise_s)
+    coming = [q.due for q in stats.scheduled if q.due > now] + [due for due in exercises if due > now]
+    return HomePlan(stats.due, stats.asked, sum(1 for due in exercises if due <= now), week,
+                    stats.answer_seconds, exercise_s, min(coming, default=None))
 
 
 def exercise_schedules(context: StudyContext) -> dict[str, ExerciseState]:

@@ -91,10 +91,17 @@ def _import_json(context: StudyContext, path: Path) -> tuple[str, str]:
     except TransferError as exc:
         return f"{exc}\nNothing was imported.", "error"
     summary = import_progress(context.store, document)
+    settings = "".join(f" Your setting came along: {_setting(name, value)}." for name, value in summary.settings)
+    settings += "".join(f" Kept this machine's {_setting(name, kept)} (the file has {theirs})."
+                        for name, kept, theirs in summary.settings_kept)
     if not summary.changed:
-        return f"Nothing new in {path.name}: everything in it is already here.", "information"
+        return f"Nothing new in {path.name}: everything in it is already here.{settings}", "information"
     return (f"Imported {summary.answers} answers ({summary.cards} cards rescheduled), {summary.grades} grades, "
-            f"{summary.interviews} interviews.", "information")
+            f"{summary.interviews} interviews.{settings}", "information")
+
+
+def _setting(name: str, value) -> str:
+    return f"{name.replace('_', '-')} = {value}"
 
 
 def _optimize(context: StudyContext) -> tuple[str, str]:

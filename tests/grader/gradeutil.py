@@ -19,6 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = ROOT / "exercises"
+# The solution in every buggy folder that runs nothing at all, graded by test_does_nothing.py: none of
+# its checks may pass for what never happened.
+DOES_NOTHING = "does_nothing"
 _cache: dict = {}
 
 
@@ -126,9 +129,9 @@ def assert_starter_fails_cleanly(exercise_dir: Path, check_ids: list[str]) -> di
 def assert_every_check_has_a_bug(buggy_dir: Path, must_fail: dict[str, set], check_ids: list[str],
                                  others=()) -> None:
     """Every check is failed by some bug, and every file in buggy_dir is a listed bug or one of
-    `others` (correct alternatives, solutions that raise)."""
+    `others` (correct alternatives, solutions that raise), or the solution that does nothing."""
     assert set().union(*must_fail.values()) == set(check_ids)
-    assert {p.stem for p in buggy_dir.glob("*.py")} == set(must_fail) | set(others)
+    assert {p.stem for p in buggy_dir.glob("*.py")} == set(must_fail) | set(others) | {DOES_NOTHING}
 
 
 def assert_passes(path: Path) -> None:

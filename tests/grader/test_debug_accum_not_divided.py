@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -29,12 +30,12 @@ CHECK_IDS = [SYMPTOM, *DRILL_CHECKS]
 COSMETIC = {
     "lr_zero": (("the learning rate was 0 at all 20 steps",), True),
     "lower_lr": (("the learning rate at step 0 was 0.01 where the fixed script uses 0.1",), True),
-    "nan_to_num_grads": (("nan_to_num was called 80 time(s)",), False),
+    "nan_to_num_grads": (("nan_to_num was called 80 times",), False),
     "skip_big_steps": (("2 optimizer steps ran where the fixed script takes 20",), False),
     "fewer_steps": (("16 forward passes where the fixed script runs 160",), True),
     "step_every_micro_batch": (("160 optimizer steps ran where the fixed script takes 20",
                                 "drops the accumulation"), True),
-    "clip_grads": (("clip_grad_norm_ ran 20 time(s) where the fixed script never clips",), True),
+    "clip_grads": (("clip_grad_norm_ ran 20 times where the fixed script never clips",), True),
 }
 # cosmetic fixes that happen to train the same model: honest-fix names them, the training matches
 SAME_TRAINING = {
@@ -59,7 +60,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    listed = set(COSMETIC) | set(SAME_TRAINING) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    listed = set(COSMETIC) | set(SAME_TRAINING) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
     assert {p.stem for p in BUGGY.glob("*.py")} == listed
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -33,7 +34,7 @@ COSMETIC = {
     "lower_lr": (("the learning rate at step 0 was 0.01 where the fixed script uses 0.1",), False),
     "fewer_steps": (("4 forward passes where the fixed script runs 32", "1 optimizer step ran"), False),
     "one_micro_batch_per_step": (("8 forward passes where the fixed script runs 32",), True),
-    "broadcast_rank0": (("dist.broadcast 32 time(s)", "hides the drift"), True),
+    "broadcast_rank0": (("dist.broadcast 32 times", "hides the drift"), True),
     "step_every_micro_batch": (("32 optimizer steps ran where the fixed script takes 8",
                                 "drops the gradient accumulation"), True),
 }
@@ -60,7 +61,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(SAME_WEIGHTS) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(SAME_WEIGHTS) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
 
 
 def test_reference_passes():

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -43,7 +44,9 @@ NEAR_MISSES = {
     "batchnorm_only_eval": (False, ("10 of 10 validation forward passes ran with net.3 (Dropout) in train mode",)),
     "inference_mode_only": (False, ("net.1 (BatchNorm1d), net.3 (Dropout) in train mode", "moved by up to 0.5044")),
 }
-ALTERNATIVES = ["ok_restore_mode", "ok_train_each_epoch", "ok_train_false"]
+# ok_eval_in_loop leaves evaluate() as it was and switches the mode around its call: tests/test_drills.py runs
+# each of these as the script the learner runs, whose log must then be the fixed script's.
+ALTERNATIVES = ["ok_restore_mode", "ok_train_each_epoch", "ok_train_false", "ok_eval_in_loop"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -52,7 +55,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
 
 
 def test_reference_passes():

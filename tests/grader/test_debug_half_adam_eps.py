@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -28,8 +29,8 @@ FLOAT16_NAMED = "40 of 40 forward passes returned {} where the fixed script's fo
 COSMETIC = {
     "lr_zero": (("the learning rate was 0 at all 40 steps",), False),
     "lr_lowered": (("the learning rate at step 0 was 0.0003 where the fixed script uses 0.003",), False),
-    "nan_to_num_loss": (("nan_to_num was called 40 time(s)",), False),
-    "nan_to_num_weights": (("nan_to_num was called 160 time(s)",), True),
+    "nan_to_num_loss": (("nan_to_num was called 40 times",), False),
+    "nan_to_num_weights": (("nan_to_num was called 160 times",), True),
     "skip_nonfinite_steps": (("1 optimizer step ran where the fixed script takes 40",), False),
     "fewer_steps": (("1 forward pass where the fixed script runs 40",), False),
     "eps_raised": (("Adam's eps at step 0 was 0.0001 where the grader's optimizer has 1e-08",
@@ -51,7 +52,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
 
 
 def test_reference_passes():

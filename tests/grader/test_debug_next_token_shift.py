@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -47,7 +48,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
 
 
 def test_reference_passes():

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -30,7 +31,7 @@ COSMETIC = {
                         "starts at 65536",), True),
     "scaler_disabled": (("the loss was multiplied by 1 at the first step",), True),
     "no_autocast": (("48 of 48 forward passes ran without autocast(float16)",), True),
-    "nan_to_num_grads": (("nan_to_num was called 192 time(s)",), True),
+    "nan_to_num_grads": (("nan_to_num was called 192 times",), True),
     "lr_raised": (("the learning rate at step 0 was 0.003 where the fixed script uses 0.002",), False),
     "one_epoch": (("8 forward passes where the fixed script runs 48",), True),
 }
@@ -48,7 +49,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
 
 
 def test_reference_passes():

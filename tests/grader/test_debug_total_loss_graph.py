@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -29,13 +30,13 @@ CHECK_IDS = [SYMPTOM, *DRILL_CHECKS]
 COSMETIC = {
     "lr_zero": (("the learning rate was 0 at all 40 steps",), False),
     "fewer_steps": (("2 forward passes where the fixed script runs 80",
-                     "the held-out batch was scored 1 time(s) where the fixed script scores it 40 times"), True),
-    "sparse_validation": (("the held-out batch was scored 4 time(s) where the fixed script scores it 40 times",), False),
+                     "the held-out batch was scored 1 time where the fixed script scores it 40 times"), True),
+    "sparse_validation": (("the held-out batch was scored 4 times where the fixed script scores it 40 times",), False),
 }
 # a cosmetic fix that leaves the training and the memory like the fixed run's (the held-out pass
 # never touches the weights): honest-fix names it and fails the grade; (words, whether the symptom is hidden)
 SAME_TRAINING = {
-    "no_validation": (("the held-out batch was scored 0 time(s) where the fixed script scores it 40 times",), True),
+    "no_validation": (("the held-out batch was scored 0 times where the fixed script scores it 40 times",), True),
 }
 # near misses: (failing checks, words of the first failing check's message)
 NEAR_MISSES = {
@@ -52,7 +53,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    listed = set(COSMETIC) | set(SAME_TRAINING) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    listed = set(COSMETIC) | set(SAME_TRAINING) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
     assert {p.stem for p in BUGGY.glob("*.py")} == listed
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     DRILL_CHECKS,
     assert_cosmetic_fix_named,
     assert_drill_starter_shows_symptom,
@@ -31,10 +32,10 @@ COSMETIC = {
     "lr_zero": (("the learning rate was 0 at all 40 steps",), False),
     "lower_lr": (("the learning rate at step 0 was 0.005 where the fixed script uses 0.05",), False),
     "momentum_zero": (("the optimizer's momentum at step 0 was 0 where the fixed script uses 0.9",), False),
-    "nan_to_num_grads": (("nan_to_num was called 160 time(s)",), False),
+    "nan_to_num_grads": (("nan_to_num was called 160 times",), False),
     "skip_big_steps": (("14 optimizer steps ran where the fixed script takes 40",), False),
     "fewer_steps": (("5 forward passes where the fixed script runs 40",), False),
-    "clip_grads": (("clip_grad_norm_ ran 40 time(s) where the fixed script never clips",), False),
+    "clip_grads": (("clip_grad_norm_ ran 40 times where the fixed script never clips",), False),
 }
 # near misses: (failing checks, words of the first failing check's message)
 NEAR_MISSES = {
@@ -57,7 +58,7 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES)
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
 
 
 def test_reference_passes():

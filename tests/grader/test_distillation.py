@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gradeutil import EXERCISES, assert_errors_name_inputs, grade, grade_many
+from gradeutil import DOES_NOTHING, EXERCISES, assert_errors_name_inputs, grade, grade_many
 
 BUGGY = Path(__file__).parent / "buggy" / "distillation"
 REFERENCE = EXERCISES / "distillation" / "reference.py"
@@ -64,7 +64,7 @@ def graded_in_parallel():
 
 def test_every_check_has_a_bug_that_fails_it():
     assert set(ALL_CHECKS) == {c for checks in BUGS.values() for c in checks}
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(BUGS) | set(ALTERNATIVES) | set(RAISES)
+    assert {p.stem for p in BUGGY.glob("*.py")} == set(BUGS) | set(ALTERNATIVES) | set(RAISES) | {DOES_NOTHING}
 
 
 def test_reference_passes():

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from gradeutil import (
+    DOES_NOTHING,
     assert_bug_fails,
     assert_errors_name_inputs,
     assert_every_check_has_a_bug,
@@ -155,6 +156,17 @@ def test_plot_shows_the_stop_and_the_restored_call():
     metrics, ref, yours = (curves["series"][k] for k in ("val loss", "reference", "yours"))
     assert len(ref) == 10 and len(yours) == 11 and len(metrics) > len(yours)
     assert ref[6:] == [0.63] * 4 and yours[-1] == 0.63  # best holds from the restored call on
+
+
+def test_plot_names_a_series_it_cannot_draw():
+    # A stopper that keeps no `best` has no point to draw, and plotext leaves such a series out of the
+    # legend: the plot says so instead of showing two of its three series.
+    from quizapp.grading.render import plot_text
+
+    report = runner.grade(BUGGY / f"{DOES_NOTHING}.py", FOLDER, exercise_id=EXERCISE, warm=grader())
+    curves = next(c.data["curves"] for c in report.checks if c.id == "patience")
+    assert set(curves["series"]) == {"val loss", "reference", "yours"}
+    assert "(yours: no value to plot)" in plot_text(curves, width=80)
 
 
 @pytest.mark.parametrize("alt", ALTERNATIVES)

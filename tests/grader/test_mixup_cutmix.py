@@ -69,14 +69,18 @@ def test_reference_passes():
     assert_reference_passes(FOLDER, CHECK_IDS)
 
 
-def curves_of(path: Path) -> dict:
+def plot_of(path: Path) -> dict:
     """The label-weight plot of a warm grade (plots are not part of --json)."""
     from warmutil import grader
 
     from quizapp.grading.runner import grade as run_grade
 
     report = run_grade(path, FOLDER, exercise_id=EXERCISE, warm=grader())
-    return next(c for c in report.checks if c.id == "cutmix-label-weight").data["curves"]["series"]
+    return next(c for c in report.checks if c.id == "cutmix-label-weight").data["curves"]
+
+
+def curves_of(path: Path) -> dict:
+    return plot_of(path)["series"]
 
 
 def test_the_plot_shows_the_clipped_weight():
@@ -88,6 +92,17 @@ def test_the_plot_shows_the_clipped_weight():
     assert series["reference"][7:24] == [0.75] * 17
     drawn = curves_of(BUGGY / "cutmix_drawn_lam.py")
     assert drawn["yours"] == [0.75] * 31 and drawn["reference"] == series["reference"]
+
+
+def test_the_plot_has_a_title_that_fits_and_names_its_axes():
+    from quizapp.grading.render import plot_text
+
+    curves = plot_of(FOLDER / "reference.py")
+    drawn = plot_text(curves, width=70)  # the narrowest the report draws it; plotext drops a title that does not fit
+    assert curves["title"] == "cutmix: y[i]'s weight as the 16x16 box moves (32x32, lam 0.75)"
+    assert curves["title"] in drawn
+    assert curves["y"] == "weight of y[i]" and curves["y"] in drawn
+    assert "box centre cx (cy 16)" in drawn
 
 
 def test_starter_fails_with_the_learners_line():

@@ -72,3 +72,15 @@ def test_a_nan_point_is_left_out_where_it_is(monkeypatch):
     assert seen["yours"] == [0, 2, 4]
     plot_text({"title": "t", "series": {"yours": [1.0, float("nan"), 3.0]}})
     assert seen["yours"] == [1, 3]  # epochs count from 1
+
+
+def test_a_series_with_nothing_to_draw_is_named_and_the_axes_are_labelled():
+    """plotext draws no point and no legend entry for a series without a finite value: the x label names it,
+    so a plot of three series never reads as one of two."""
+    from quizapp.grading.render import plot_text
+
+    curves = {"title": "t", "x": "step", "y": "val loss",
+              "series": {"val loss": [1.0, 0.8, 0.7], "reference": [1.0, 0.8, 0.8], "yours": [None, None, None]}}
+    drawn = plot_text(curves, width=70)
+    assert "step   (yours: no value to plot)" in drawn and "val loss" in drawn.splitlines()[-1]
+    assert "no value to plot" not in plot_text({**curves, "series": {"yours": [1.0, float("nan")]}}, width=70)

@@ -371,7 +371,7 @@ def test_threads_started_before_the_sandbox_are_named_in_the_header(tmp_path, wo
         assert "thread" not in seen["protection"]["note"]
     else:
         assert seen["results"]["thread started before"] == "ok"
-        assert "1 thread(s) started before the sandbox keep their rights" in seen["header"]
+        assert "1 thread started before the sandbox keeps its rights" in seen["header"]
 
 
 @needs_landlock

@@ -152,7 +152,7 @@ async def test_an_exercise_passed_lately_says_when_it_comes_back(make_app, work_
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("x")
         await pilot.pause()
-        status = str(app.screen.query_one("#exercises").get_row_at(0)[0])
+        status = str(app.screen.query_one("#exercises").get_cell("scaled_loop", "status"))
         assert status.startswith("✔ passed · due in ") and status.endswith("d")
         await pilot.press("enter")
         await pilot.pause()
@@ -171,7 +171,7 @@ async def test_the_exercises_list_says_due(make_app, work_dir):
         await pilot.press("x")
         await pilot.pause()
         assert isinstance(app.screen, ExercisesScreen)
-        assert str(app.screen.query_one("#exercises").get_row_at(0)[0]) == "✔ passed · due"
+        assert str(app.screen.query_one("#exercises").get_cell("scaled_loop", "status")) == "✔ passed · due"
 
 
 async def test_the_results_list_the_questions_to_review_with_their_titles(make_app, work_dir):

@@ -87,9 +87,11 @@ async def test_a_failing_check_shows_its_message(make_app, work_dir):
         await pilot.press("g")
         await settle(pilot)
         results = screen.query_one(GradeResults)
-        assert cell_texts(results)[1] == ("✘ fail", "Backward runs on the scaled loss")
-        assert results.table.cursor_row == 1  # the first check that failed
-        assert message_texts(results)[1] == LONG_MESSAGE  # in full, in the table
+        assert cell_texts(results) == [("✘ fail", "Backward runs on the scaled loss"),  # failures first
+                                       ("✔ pass", "Runs and returns a loss per epoch"),
+                                       ("✔ pass", "Epoch losses match the reference")]
+        assert results.table.cursor_row == 0  # the first check that failed
+        assert message_texts(results)[0] == LONG_MESSAGE  # in full, in the table
         await pilot.press("v")  # before a pass: asks first
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)

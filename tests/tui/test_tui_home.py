@@ -7,12 +7,17 @@ import subprocess
 import sys
 import textwrap
 
-from tuihelp import SIZE, type_ahead
+import pytest
+from textual import events
+from tuihelp import NOW, SIZE, pack_bank, type_ahead
 
 from quizapp.bank import load_bank
+from quizapp.catalog import load_catalog
+from quizapp.study.schedule import record_review
+from quizapp.study.store import Store
 from quizapp.tui.screens.home import HomeScreen
 from quizapp.tui.screens.quiz import QuizScreen
-from quizapp.tui.widgets.tiles import Tiles
+from quizapp.tui.widgets.tiles import Tiles, fit_tiles, pick
 from quizapp.tui.widgets.topiclist import TopicList
 
 
@@ -289,3 +294,99 @@ def test_a_pack_edited_after_the_start_is_what_study_loads(tmp_path):
     seen = dict(ast.literal_eval(result.stdout.strip().splitlines()[-1]))
     assert seen["screen"] == "HomeScreen" and seen["rows_after"] == seen["rows_before"] - 1
     assert seen["notes"] == ["That topic is no longer in the question bank."]
+
+
+# -- home follows what changes elsewhere ----------------------------------------------------------
+
+
+def quizapp_cli(*args: str) -> None:
+    """The command line in a process of its own, as the learner runs it beside the app."""
+    subprocess.run([sys.executable, "-m", "quizapp", *args], check=True, capture_output=True, timeout=120)
+
+
+async def test_home_shows_a_limit_set_from_the_command_line_on_its_next_look_and_keeps_the_cursor(
+        make_app, monkeypatch):
+    monkeypatch.setattr(HomeScreen, "REFRESH_S", 0.1)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        tiles, topics = app.screen.query_one(Tiles), app.screen.query_one(TopicList)
+        await pilot.press("down")
+        chosen = topics.highlighted_slug
+        assert tiles.figures[1] == ("7", "left today")  # the pack's 7 questions, under the default 20
+        quizapp_cli("config", "new-per-day", "2")
+        await pilot.pause(0.5)
+        assert tiles.figures[1] == ("2", "left today")
+        assert topics.highlighted_slug == chosen and topics.has_focus
+
+
+async def test_home_counts_a_card_that_came_due_while_it_was_shown(make_app, monkeypatch):
+    monkeypatch.setattr(HomeScreen, "REFRESH_S", 0.1)
+    with Store.open() as store:  # Good on a new card: its next learning step is 10 minutes later
+        due = record_review(store, pack_bank().questions["sc-single"], rating=3, correct=True, now=NOW)
+    clock = [NOW]
+    app = make_app(now=lambda: clock[0])
+    async with app.run_test(size=SIZE) as pilot:
+        tiles = app.screen.query_one(Tiles)
+        await pilot.pause(0.3)
+        assert tiles.figures[0] == ("0", "cards")
+        clock[0] = due  # nothing written anywhere: only time passed
+        await pilot.pause(0.5)
+        assert tiles.figures[0] == ("1", "cards")
+
+
+async def test_home_looks_again_when_the_terminal_gets_the_focus_back(make_app, monkeypatch):
+    monkeypatch.setattr(HomeScreen, "REFRESH_S", 3600.0)  # the timer is not what redraws here
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        tiles = app.screen.query_one(Tiles)
+        app.post_message(events.AppBlur())
+        await pilot.pause()
+        quizapp_cli("config", "new-per-day", "3")  # in another window
+        assert tiles.figures[1] == ("7", "left today")
+        app.post_message(events.AppFocus())
+        await pilot.pause()
+        await pilot.pause()
+        assert tiles.figures[1] == ("3", "left today")
+
+
+async def test_a_look_that_finds_nothing_new_recomputes_and_redraws_nothing(make_app, monkeypatch):
+    monkeypatch.setattr(HomeScreen, "REFRESH_S", 0.05)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        computed = []
+        stats = app.context.stats
+        app.context.stats = lambda: computed.append(1) or stats()
+        tiles, topics = app.screen.query_one(Tiles), app.screen.query_one(TopicList)
+        drawn = tiles._strips, topics._rows
+        await pilot.pause(0.4)  # several looks
+        assert computed == []
+        assert (tiles._strips, topics._rows) == drawn and tiles._strips is not None
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (100, 32)])
+async def test_the_tiles_show_every_word_whole_at_narrow_widths(make_app, write_pack, size):
+    """With the shipped exercises (over twenty not started) and a topic list long enough to scroll (a
+    scrollbar takes columns too): shorter wordings where the longest do not fit, never a cut word."""
+    app = make_app(bank=many_topics(write_pack, 30), catalog=load_catalog())
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        tiles = app.screen.query_one(Tiles)
+        lines = ["".join(segment.text for segment in tiles.render_line(y)) for y in range(4)]
+        assert not any("…" in line for line in lines), "\n".join(lines)
+        for title, figure, caption in tiles.shown():
+            assert title in lines[0] and figure in lines[1] and caption in lines[2]
+        exercises = tiles.shown()[3][2]
+        assert exercises.endswith("not started" if size[0] >= 80 else "to go"), exercises
+
+
+def test_fit_tiles_shortens_the_widest_tile_first_and_clips_only_when_nothing_fits():
+    tiles = [(("Due now", "Due"), ("42",), ("21 by checks", "21 checks")), (("New",), ("7",), ("left today", "today")),
+             (("Exercises",), ("2 due · 3 passed",), ("3 attempted · 23 not started", "3 tried · 23 to go"))]
+    assert fit_tiles(100, (1, 1, 2), tiles) == ([25, 25, 50], [0, 0, 0])  # all fit: shared by weight
+    boxes, chosen = fit_tiles(58, (1, 1, 2), tiles)
+    assert sum(boxes) == 58 and chosen == [0, 0, 1]  # the exercises' caption, the widest, shortened alone
+    assert all(max(len(pick(t, c)[0]) + 5, *(len(w) + 4 for w in pick(t, c)[1:])) <= box
+               for t, c, box in zip(tiles, chosen, boxes))
+    boxes, chosen = fit_tiles(30, (1, 1, 2), tiles)
+    assert boxes == [7, 8, 15] and chosen == [1, 1, 1]  # nothing fits: the shortest, by weight (clipped)

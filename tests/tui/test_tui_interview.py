@@ -4,10 +4,12 @@ interview scores on the stats screen."""
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
 import pytest
-from textual.widgets import Button, Input, TextArea
+from rich.console import Console
+from textual.widgets import Button, Input, Static, TextArea
 from tuihelp import DATA, NOW, SIZE, SMALL, pack_bank, settle
 
 from quizapp.bank import load_bank, pack_files
@@ -464,3 +466,23 @@ async def test_the_interview_grades_through_the_apps_one_grader(make_app):
         assert card.exercise.status == "fail"
         assert [(c.title, c.status, c.message) for c in card.exercise.checks] == [
             ("Scales the loss", "fail", "expected 2, saw 1")]
+
+
+async def test_the_report_screen_shows_a_topics_questions_and_exercise_apart_from_the_combined(make_app):
+    app = make_app(bank=interview_bank())
+    async with app.run_test(size=SIZE) as pilot:
+        context = app.context
+        card = finished_card((context.bank, context.store, load_catalog(DATA / "exercises")))
+        await app.push_screen(InterviewReportScreen(context, card))
+        await pilot.pause()
+        console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+        console.print(app.screen.query_one("#iv-topics", Static).content)
+        table = console.export_text()
+    topic = next(t for t in card.topics if t.exercise is not None)
+    header = next(line for line in table.splitlines() if line.startswith("┃"))
+    assert [cell.strip() for cell in header.strip("┃ ").split("┃")] == [
+        "topic", "questions", "right", "answered", "exercise", "combined"]
+    row = next(line for line in table.splitlines() if topic.title in line)
+    cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+    assert cells[1] == f"{topic.question_score:.0%}" and cells[4] == "1/2 checks 50%" and cells[5] == f"{topic.score:.0%}"
+    assert topic.question_score != topic.score  # the exercise moved the combined: the parts show by how much

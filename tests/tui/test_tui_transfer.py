@@ -6,7 +6,9 @@ import json
 import zipfile
 
 from quizapp.study.store import Store
+from quizapp.study.transfer import write_export
 from quizapp.tui.screens.dialogs import PathScreen
+from quizapp.tui.screens.home import HomeScreen
 
 SIZE = (100, 32)
 
@@ -66,3 +68,21 @@ async def test_optimize_from_the_palette_refuses_without_history(make_app, monke
         await app.workers.wait_for_complete()
         await pilot.pause()
     assert "not enough history yet" in notices[-1][0] and notices[-1][1] == "warning"
+
+
+async def test_an_import_from_the_palette_brings_the_daily_limit_and_home_shows_it(make_app, work_dir, tmp_path,
+                                                                                  monkeypatch):
+    with Store.open(tmp_path / "other-machine.sqlite3") as other:
+        other.set_setting("new_per_day", 3)
+        write_export(other, work_dir / "theirs.json")
+    monkeypatch.setattr(HomeScreen, "REFRESH_S", 0.1)
+    app = make_app()
+    notices = []
+    monkeypatch.setattr(app, "notify", lambda message, **kw: notices.append(message))
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.screen.query_one("#tiles").figures[1] == ("7", "left today")
+        await run_with_path(app, pilot, "Import progress", "theirs.json")
+        await pilot.pause(0.4)
+        assert app.context.store.new_per_day() == 3
+        assert app.screen.query_one("#tiles").figures[1] == ("3", "left today")
+        assert any("Your setting came along: new-per-day = 3." in n for n in notices), notices

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from rich.markdown import Markdown
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quizapp.bank.model import Question
@@ -22,6 +21,9 @@ from quizapp.bank.titles import short_title
 from quizapp.study.session import SAVE_ERRORS
 from quizapp.study.store import QuestionMark
 from quizapp.tui.context import StudyContext
+from quizapp.tui.widgets.answers import inline_text
+from quizapp.tui.widgets.codeblock import CodeMarkdown
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.titlebar import TitleBar
 from quizapp.words import plural
 
@@ -38,6 +40,15 @@ BROWSE_CSS = """
 
 RATINGS = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
 STATES = {1: "learning", 2: "review", 3: "relearning"}
+
+
+def title_text(prompt: str) -> Text:
+    """The question's one-line title with its `code` drawn as code, not as raw backticks."""
+    title = short_title(prompt, 90)
+    if title.count("`") % 2:  # the cut at the width left a span open
+        head, _, tail = title.rpartition("`")
+        title = head + tail
+    return inline_text(title)
 
 
 def mark_label(mark: QuestionMark | None) -> str:
@@ -71,16 +82,21 @@ class BrowseScreen(Screen):
                         id="browse-query")
             yield Static(id="browse-count")
             yield OptionList(id="browse-results")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.fill("")
         self.query_one("#browse-query", Input).focus()
 
     def on_screen_resume(self) -> None:
-        self.fill(self.query_one("#browse-query", Input).value)  # marks may have changed
+        # Marks may have changed; the question the learner came back from stays highlighted.
+        results = self.query_one("#browse-results", OptionList)
+        back_from = None if results.highlighted is None else results.get_option_at_index(results.highlighted).id
+        self.fill(self.query_one("#browse-query", Input).value, highlight=back_from)
 
-    def fill(self, query: str) -> None:
+    def fill(self, query: str, highlight: str | None = None) -> None:
+        """List the questions that match `query`, none highlighted (but `highlight`, when it is listed):
+        the first ↓ from the search box lands on the best match, and Enter alone opens it."""
         bank = self.context.bank
         self.hits = [hit.question for hit in search(bank, query)]
         marks = self.context.store.marks()
@@ -88,32 +104,42 @@ class BrowseScreen(Screen):
         results.clear_options()
         options = []
         for q in self.hits[:SHOWN]:
-            label = Text.assemble((q.id, "bold"), f"  {short_title(q.prompt, 90)}", (f"  {q.topic} · {q.type}", "dim"),
+            label = Text.assemble((q.id, "bold"), "  ", title_text(q.prompt), (f"  {q.topic} · {q.type}", "dim"),
                                   (f"  {mark_label(marks.get(q.id))}", "yellow"), no_wrap=True, overflow="ellipsis")
             options.append(Option(label, id=q.id))
         results.add_options(options or [Option(Text("No question has every word typed.", style="dim"),
                                                disabled=True)])
-        results.highlighted = 0 if options else None
+        shown = [q.id for q in self.hits[:SHOWN]]
+        results.highlighted = shown.index(highlight) if highlight in shown else None
         more = f" (the first {SHOWN} shown)" if len(self.hits) > SHOWN else ""
         what = "in the bank" if not query.strip() else "match, best first"
         self.query_one("#browse-count", Static).update(f"{plural(len(self.hits), 'question')} {what}{more}. "
-                                                       "↑↓ move, Enter opens one.")
+                                                       "↑↓ pick one, Enter opens it (or the first).")
 
     @on(Input.Changed, "#browse-query")
     def _typed(self, event: Input.Changed) -> None:
         self.fill(event.value)
 
     def action_move(self, where: str) -> None:
-        getattr(self.query_one("#browse-results", OptionList), f"action_cursor_{where}")()
+        results = self.query_one("#browse-results", OptionList)
+        if where == "up" and results.highlighted in (None, 0):
+            results.highlighted = None  # above the best match is the search box: nothing picked
+            return
+        if results.highlighted is None and where == "page_up":
+            return
+        if results.highlighted is None and where == "page_down":
+            where = "down"  # the first page starts at the best match
+        getattr(results, f"action_cursor_{where}")()
 
     @on(Input.Submitted, "#browse-query")
     def _enter(self, event: Input.Submitted) -> None:
         event.stop()
         results = self.query_one("#browse-results", OptionList)
-        if results.highlighted is not None:
-            option = results.get_option_at_index(results.highlighted)
-            if not option.disabled:
-                self.open(option.id)
+        index = results.highlighted or 0
+        option = results.get_option_at_index(index) if results.option_count else None
+        if option is not None and not option.disabled:
+            results.highlighted = index  # back from it, the list shows which one it was
+            self.open(option.id)
 
     @on(OptionList.OptionSelected, "#browse-results")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -147,11 +173,11 @@ class QuestionInfoScreen(Screen):
         yield TitleBar()
         with VerticalScroll(id="question-info"):
             yield Static(id="info-head", classes="info-title")
-            yield Static(Markdown(self.question.prompt), id="info-prompt")
+            yield CodeMarkdown(self.question.prompt, id="info-prompt")
             yield Static(id="info-marks")
             yield Static(id="info-schedule")
             yield Static(id="info-history")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.refresh_info()

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, OptionList, Static
+from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quizapp.study.stats import TopicStats
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import bar
+from quizapp.tui.widgets.footer import KeysFooter
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -37,7 +40,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="buttons"):
                 yield Button(f"{self.labels[0]} (y)", id="yes", variant="warning")
                 yield Button(f"{self.labels[1]} (n)", id="no", variant="primary")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -51,23 +54,30 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class PathScreen(ModalScreen[str | None]):
-    """Ask for a file path, prefilled; Enter accepts it."""
+    """Ask for a file path, prefilled; Enter accepts it. `folder`: where a relative path starts, said in
+    full (a prefilled ./x.py does not say which folder . is)."""
 
     CSS_PATH = SCREENS_CSS
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", tooltip="Keep things as they are")]
 
-    def __init__(self, prompt: str, value: str) -> None:
+    def __init__(self, prompt: str, value: str, *, folder: Path | None = None) -> None:
         super().__init__()
         self.prompt = prompt
         self.value = value
+        self.folder = folder
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(self.prompt)
-            yield Input(self.value, id="path")
+            if self.folder is not None:
+                yield Static(Text.assemble((".", "bold"), " is ", (str(self.folder), "bold"),
+                                           ", the folder quizapp was started in."), id="path-folder")
+            # The cursor at the end, nothing selected: a key typed by habit (g) adds to the path
+            # instead of replacing it.
+            yield Input(self.value, id="path", select_on_focus=False)
             yield Static("Enter accepts, Escape cancels.", classes="dim")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -91,7 +101,7 @@ class NoteScreen(ModalScreen[str | None]):
             yield Static(self.prompt)
             yield Input(self.value, placeholder="What looks wrong or unclear? (optional)", max_length=2000, id="note")
             yield Static("Enter flags it, Escape cancels. `quizapp stats --flags` lists your flags.", classes="dim")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     @on(Input.Submitted, "#note")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -123,7 +133,7 @@ class TopicScreen(ModalScreen[str | None]):
             yield Input(placeholder="Type to filter the topics", id="topic-filter")
             yield OptionList(*self.options(""), id="topic-list")
             yield Static("↑↓ move, Enter studies, Escape cancels.", classes="dim")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         topics = self.query_one("#topic-list", OptionList)

@@ -8,10 +8,11 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.titlebar import TitleBar
 
 
@@ -52,7 +53,7 @@ class EditorScreen(Screen[bool]):
         yield TitleBar()
         yield Static(f"Editing {self.label}", id="editor-title", classes="section-title")
         yield CodeArea.code_editor(self.saved_text, language="python", id="code")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#code", TextArea).focus()

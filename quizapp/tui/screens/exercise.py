@@ -4,6 +4,10 @@ A passed exercise comes back on the schedule: when it is due, the file line says
 fresh starter in a new file (<id>_2.py, ...), keeping the old one. After a grade whose checks failed,
 the results list the questions those checks rest on ("review these").
 
+Your file is the learner's own (`StudyContext.solution_path`): the file the app wrote or the learner
+chose here (remembered per exercise and per folder the app starts in), else ./<id>.py (or the newest
+./<id>_N.py) in that folder; a grade of another file from the command line does not move it.
+
 Grading uses the app's warm grader (or the grader command a test or set-up gives). While the
 screen is open, saving your file (here or in an outside editor) grades it again once you have
 graded it; a grade started while another runs replaces it.
@@ -20,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalGroup, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static, TabbedContent, TabPane
+from textual.widgets import Markdown, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from quizapp.bank.titles import titles_of
@@ -36,6 +40,8 @@ from quizapp.tui.savewatch import FileSaved, SaveWatcher
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.widgets.bars import stars
+from quizapp.tui.widgets.codeblock import CodeMarkdown
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.results import GradeResults
 from quizapp.tui.widgets.titlebar import TitleBar
 
@@ -118,7 +124,7 @@ class ExerciseScreen(Screen):
         with TabbedContent(id="exercise-tabs"):
             with TabPane("Statement", id="statement"):
                 with VerticalScroll():
-                    yield Markdown(ex.statement, id="statement-text")
+                    yield CodeMarkdown(ex.statement, id="statement-text")
                     yield VerticalGroup(id="hints")  # as tall as its hints: the statement's scroll reaches them
             with TabPane("Results", id="results"):
                 with VerticalScroll():
@@ -126,7 +132,7 @@ class ExerciseScreen(Screen):
             with TabPane("Solution", id="solution"):
                 with VerticalScroll():
                     yield Static(id="reference")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.context.grader.warm_up()  # torch loads in the zygote while the learner reads the statement
@@ -190,7 +196,7 @@ class ExerciseScreen(Screen):
     # -- the statement ----------------------------------------------------------------------
 
     def hint_block(self, number: int) -> Markdown:
-        return Markdown(f"**Hint {number} of {len(self.exercise.hints)}.** {self.exercise.hints[number - 1]}",
+        return CodeMarkdown(f"**Hint {number} of {len(self.exercise.hints)}.** {self.exercise.hints[number - 1]}",
                         classes="hint")
 
     async def action_hint(self) -> None:
@@ -221,6 +227,12 @@ class ExerciseScreen(Screen):
         self.app.push_screen(ConfirmScreen("You have not passed this exercise yet. Read the reference solution "
                                            "anyway? Writing it yourself is what you will do at the interview.",
                                            "Show it", "Not yet"), answered)
+
+    @on(TabbedContent.TabActivated, pane="#results")
+    def _results_shown(self) -> None:
+        # The checks' table takes the keys however the tab opened (r, a click, a grade): its PageDown,
+        # End, Down... scroll the results at the first press.
+        self.results.table.focus()
 
     @on(TabbedContent.TabActivated, pane="#solution")
     def show_reference(self) -> None:
@@ -265,12 +277,15 @@ class ExerciseScreen(Screen):
                               "Your code in it would be lost.", "Replace", "Keep mine"),
                 lambda replace: self.write_starter(path) if replace else self.kept(path))
 
+        folder = self.context.work_dir.absolute()
         fresh = self.fresh_path()
         if fresh is not None:  # due for review: a fresh starter in a new file, the old one kept
             self.app.push_screen(PathScreen(f"{self.exercise.id} is due for review. Where should a fresh starter go? "
-                                            f"{self.label} is kept.", self.context.show_path(fresh)), chosen)
+                                            f"{self.label} is kept.", self.context.show_path(fresh), folder=folder),
+                                 chosen)
             return
-        self.app.push_screen(PathScreen(f"Where should the starter file of {self.exercise.id} go?", self.label), chosen)
+        self.app.push_screen(PathScreen(f"Where should the starter file of {self.exercise.id} go?", self.label,
+                                        folder=folder), chosen)
 
     def write_starter(self, path: Path) -> None:
         try:
@@ -280,12 +295,22 @@ class ExerciseScreen(Screen):
         except OSError as exc:
             self.notify(f"Could not write {self.context.show_path(path)}: {exc.strerror or exc}", severity="error")
             return
+        self.make_own(path)
         self.notify(f"Wrote {self.context.show_path(path)}. Edit it (i or e), then grade it (g).", title="Starter file")
         self.refresh_file_line()
 
     def kept(self, path: Path) -> None:
+        self.make_own(path)
         self.notify(f"Kept {self.context.show_path(path)}; it is the file quizapp grades.")
         self.refresh_file_line()
+
+    def make_own(self, path: Path) -> None:
+        """The file the app wrote or the learner kept is theirs: shown and watched here from now on, also
+        in the next sessions, whatever other file a grade from the command line names."""
+        try:
+            self.context.choose_solution_path(self.exercise.id, path)
+        except StoreError as exc:
+            self.notify(f"Not saved that {self.context.show_path(path)} is your file: {exc.reason}", severity="warning")
 
     def _need_file(self) -> bool:
         if self.path.is_file():

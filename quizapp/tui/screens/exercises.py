@@ -1,17 +1,23 @@
 """The coding exercises, then the debugging drills: two tables with each one's status (a passed one: when
-it is due for review) and best result; the cursor runs from the last exercise on into the drills."""
+it is due for review; a tried one: its best result); the cursor runs from the last exercise on into the drills.
+
+Each row leads with the title and, under it, the id the learner types (`quizapp start <id>`): the
+column takes the width the others leave and wraps, so neither is ever cut. The level and the topic
+columns give way on a narrow terminal (the list is grouped by topic already), and the status wraps.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from textual import on
+from rich.text import Text
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from quizapp.study.stats import exercise_stats
 from quizapp.tui.context import StudyContext
@@ -19,10 +25,20 @@ from quizapp.tui.messages import ExerciseRequested
 from quizapp.tui.plan import exercise_schedules
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import best_result, exercise_status, stars
+from quizapp.tui.widgets.footer import KeysFooter
+from quizapp.tui.widgets.panetable import PaneTable
 from quizapp.tui.widgets.titlebar import TitleBar
 
 if TYPE_CHECKING:
+    from quizapp.catalog import Exercise
     from quizapp.study.exercise_schedule import ExerciseState
+    from quizapp.study.stats import ExerciseStats
+
+STATUS_WIDTH = 21  # "✔ passed · due in 12d"
+NARROW_STATUS_WIDTH = 14  # "✔ passed · due", then "in 12d" under it
+LEVEL_WIDTH = 5  # the header; the stars take 3
+TITLE_WIDTH = 30  # narrower, a long title would take three lines or more
+EDGES = 4  # the tables' margins and the list's scrollbar
 
 
 def due_in(state: ExerciseState | None, now: datetime) -> str | None:
@@ -36,9 +52,37 @@ def due_in(state: ExerciseState | None, now: datetime) -> str | None:
     return format_interval(state.due - now)
 
 
-class ExerciseTable(DataTable):
-    """A list of rows: Home and End go to the first and the last exercise, as in the topics on home
-    (DataTable's own Home and End scroll sideways, for wide tables).
+def column_widths(width: int, *, id_width: int, topic_width: int, title_width: int) -> dict[str, int]:
+    """The columns of a table `width` cells wide, by key, with their widths. The title column takes
+    what the others leave, up to the longest title (`title_width`), and never less than the longest id.
+    Before the title gets under TITLE_WIDTH the topic gives way, then the status narrows (it wraps),
+    then the level goes."""
+    roomy = max(id_width, TITLE_WIDTH)
+    for others, least in (({"status": STATUS_WIDTH, "level": LEVEL_WIDTH, "topic": topic_width}, roomy),
+                          ({"status": STATUS_WIDTH, "level": LEVEL_WIDTH}, roomy),
+                          ({"status": NARROW_STATUS_WIDTH, "level": LEVEL_WIDTH}, roomy),
+                          ({"status": NARROW_STATUS_WIDTH}, id_width)):
+        left = width - sum(w + 2 for w in others.values()) - 2  # DataTable pads every cell by one either side
+        if left >= least:
+            return {"title": max(least, min(left, title_width)), **others}
+    return {"title": id_width}
+
+
+def title_cell(exercise: Exercise) -> Text:
+    return Text.assemble(exercise.list_title, "\n", (exercise.id, "dim"))
+
+
+def status_cell(stats: ExerciseStats | None, due: str | None) -> Text:
+    """The status; under it the best result of one tried and not passed yet (a pass is the full count)."""
+    text = exercise_status(stats, due)
+    if stats is not None and stats.attempts and not stats.passed:
+        text.append(f"\nbest {best_result(stats)}", style="dim")
+    return text
+
+
+class ExerciseTable(PaneTable):
+    """A list of rows, in the list's scrolling pane: Home and End go to the first and the last
+    exercise, as in the topics on home (DataTable's own Home and End scroll sideways, for wide tables).
 
     Enter is bound here, on the focused table, rather than as a priority binding of the screen: a
     priority key is handled as soon as it arrives, ahead of arrow keys typed before it that still
@@ -47,8 +91,6 @@ class ExerciseTable(DataTable):
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open", id="open", tooltip="Open the highlighted exercise"),
-        Binding("home", "scroll_top", "First", show=False),
-        Binding("end", "scroll_bottom", "Last", show=False),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -56,18 +98,34 @@ class ExerciseTable(DataTable):
 
     # Down on the last row and up on the first go on into the other table: the two read as one list.
     def action_cursor_down(self) -> None:
-        if self.cursor_row >= self.row_count - 1 and self._other("drills") is not None:
-            self._other("drills").focus()
+        other = self._other("drills")
+        if self.cursor_row >= self.row_count - 1 and other is not None:
+            self._into(other, 0)
         else:
             super().action_cursor_down()
 
     def action_cursor_up(self) -> None:
-        if self.cursor_row <= 0 and self._other("exercises") is not None:
-            self._other("exercises").focus()
+        other = self._other("exercises")
+        if self.cursor_row <= 0 and other is not None:
+            self._into(other, other.row_count - 1)
         else:
             super().action_cursor_up()
 
-    def _other(self, table_id: str) -> DataTable | None:
+    def page(self, direction: int) -> None:
+        super().page(direction)
+        # A page that left this table behind goes on in the other one.
+        other = self._other("drills" if direction > 0 else "exercises")
+        if other is not None and not self.in_view(self.cursor_row) and \
+                any(other.in_view(row) for row in range(other.row_count)):
+            other.highlight_in_view()
+            other.focus(scroll_visible=False)
+
+    def _into(self, other: ExerciseTable, row: int) -> None:
+        other.move_cursor(row=row, scroll=False)
+        other.focus(scroll_visible=False)  # the row comes into view, not the whole table's top
+        other.show_cursor_row()
+
+    def _other(self, table_id: str) -> ExerciseTable | None:
         if self.id == table_id:
             return None
         found = self.screen.query(f"#{table_id}")
@@ -85,6 +143,7 @@ class ExercisesScreen(Screen):
     def __init__(self, context: StudyContext) -> None:
         super().__init__()
         self.context = context
+        self.widths: dict[str, int] = {}  # the tables' columns, by key, as laid out for the screen's width
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -96,22 +155,39 @@ class ExercisesScreen(Screen):
             yield Static("Debugging drills: a broken training script from a real bug report; fix the cause "
                          "until it trains as the fixed script does", classes="section-title", id="drills-title")
             yield ExerciseTable(cursor_type="row", zebra_stripes=True, id="drills")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
-        topic_width = max((len(ex.topic) for ex in self.context.catalog.values()), default=5)
-        for table_id, last in (("exercises", "exercise"), ("drills", "drill")):
-            table = self.query_one(f"#{table_id}", DataTable)
-            # Figures and topic first, in full; the title last: a long title is what gets clipped on a
-            # narrow terminal. Both tables share the widths, so their columns line up.
-            table.add_column("status", key="status", width=21)  # "✔ passed · due in 12d"
-            table.add_column("best", key="best", width=5)
-            table.add_column("level", key="level", width=5)
-            table.add_column("topic", key="topic", width=topic_width)
-            table.add_column(last, key="title")
-        self.refresh_rows()
-        first = self.query_one("#exercises", DataTable)
-        (first if first.row_count else self.query_one("#drills", DataTable)).focus()
+        self.lay_out()
+        first = self.query_one("#exercises", ExerciseTable)
+        # Not scrolled to the table's top: the list's heading stays in view above it.
+        (first if first.row_count else self.query_one("#drills", ExerciseTable)).focus(scroll_visible=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.lay_out()
+
+    def lay_out(self) -> None:
+        """Columns for the screen's width, the same in both tables so that they line up; then the rows
+        again, when the widths changed (a row's height follows its wrapped cells when it is added)."""
+        exercises = self.context.catalog.values()
+        widths = column_widths((self.size.width or self.app.size.width) - EDGES,
+                               id_width=max((len(ex.id) for ex in exercises), default=10),
+                               topic_width=max((len(ex.topic) for ex in exercises), default=5),
+                               title_width=max((len(ex.list_title) for ex in exercises), default=10))
+        if widths == self.widths:
+            return
+        self.widths = widths
+        cursors = {}
+        for table_id, label in (("exercises", "exercise"), ("drills", "drill")):
+            table = self.query_one(f"#{table_id}", ExerciseTable)
+            cursors[table_id] = table.cursor_row
+            table.clear(columns=True)
+            for key, width in widths.items():
+                table.add_column(label if key == "title" else key, key=key, width=width)
+        self.refresh_rows(cursors)
+        focused = self.focused
+        if isinstance(focused, ExerciseTable):
+            focused.call_after_refresh(focused.show_cursor_row)
 
     def on_screen_resume(self) -> None:
         self.refresh_rows()
@@ -121,22 +197,23 @@ class ExercisesScreen(Screen):
         return sorted((ex for ex in self.context.catalog.values() if ex.is_drill == drills),
                       key=lambda ex: (ex.topic, ex.difficulty, ex.title))
 
-    def refresh_rows(self) -> None:
+    def refresh_rows(self, cursors: dict[str, int] | None = None) -> None:
+        """The rows anew, each table's cursor on the row it was on (or, by table id, on `cursors`)."""
         stats = {e.exercise_id: e for e in exercise_stats(self.context.store, tuple(self.context.catalog))}
         states = exercise_schedules(self.context)
         now = self.context.now()
         for table_id, drills in (("exercises", False), ("drills", True)):
-            table = self.query_one(f"#{table_id}", DataTable)
-            cursor = table.cursor_row
+            table = self.query_one(f"#{table_id}", ExerciseTable)
+            cursor = (cursors or {}).get(table_id, table.cursor_row)
             table.clear()
             for ex in self.ordered(drills):
-                s = stats.get(ex.id)
-                table.add_row(exercise_status(s, due_in(states.get(ex.id), now)), best_result(s),
-                              stars(ex.difficulty), ex.topic, ex.list_title, key=ex.id)
+                cells = {"title": title_cell(ex), "status": status_cell(stats.get(ex.id), due_in(states.get(ex.id), now)),
+                         "level": stars(ex.difficulty), "topic": ex.topic}
+                table.add_row(*(cells[key] for key in self.widths), key=ex.id, height=None)
             if table.row_count:
-                table.move_cursor(row=min(cursor, table.row_count - 1))
+                table.move_cursor(row=min(cursor, table.row_count - 1), scroll=False)
             table.display = bool(table.row_count) or not drills
-        self.query_one("#drills-title", Static).display = self.query_one("#drills", DataTable).display
+        self.query_one("#drills-title", Static).display = self.query_one("#drills", ExerciseTable).display
         empty = self.query_one("#no-exercises", Static)
         empty.display = not self.context.catalog
         empty.update(self.context.catalog_error or "No exercises were found in this installation.")

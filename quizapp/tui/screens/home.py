@@ -4,6 +4,7 @@ mastery per topic."""
 from __future__ import annotations
 
 import math
+from datetime import datetime, time, timedelta
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
@@ -11,14 +12,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from quizapp import paths
 from quizapp.study.stats import MASTERY_SHORT, Stats
+from quizapp.study.store import StoreFailed
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
 from quizapp.tui.plan import DAY_NAMES, HomePlan, home_plan, today_lines
 from quizapp.tui.widgets.bars import bar
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.tiles import Tiles
 from quizapp.tui.widgets.titlebar import TitleBar
 from quizapp.tui.widgets.topiclist import TopicList
@@ -68,10 +71,24 @@ def week_row(plan: HomePlan) -> Text:
     return row
 
 
+def next_change(stats: Stats) -> datetime | None:
+    """The next moment time alone changes the figures: a question coming due, or local midnight (a
+    new day: the streak, the daily limit of new questions)."""
+    if stats.now is None:
+        return None
+    local = stats.now.astimezone()
+    midnight = datetime.combine(local.date() + timedelta(days=1), time(), local.tzinfo)
+    coming = next((q.due for q in stats.scheduled if q.due > stats.now), None)
+    return midnight if coming is None or midnight < coming else coming
+
+
 class HomeScreen(Screen):
     # Focus is given in on_mount without scrolling: Textual's auto-focus would scroll the screen to
     # show as much of the (tall) topic list as it can, hiding the tiles above it.
     AUTO_FOCUS = ""
+
+    START_HERE = ("Start here: r studies what is due, then new questions; x opens the coding exercises; "
+                  "/ searches the bank. Every screen lists its keys under ?.")
 
     BINDINGS = [
         Binding("r", "app.review", "Review", id="review", tooltip="Study the cards due now, then new questions"),
@@ -79,7 +96,8 @@ class HomeScreen(Screen):
         # topic list handles in its own queue.
         Binding("enter", "study_topic", "Study topic", id="study-topic",
                 tooltip="Study the topic highlighted in the list"),
-        Binding("t", "app.pick_topic", "Topic", id="topic", tooltip="Pick a topic to study"),
+        # Out of the footer (Enter studies the highlighted topic) so that Help, Browse and Quit fit in 80 columns.
+        Binding("t", "app.pick_topic", "Topic", id="topic", show=False, tooltip="Pick a topic to study"),
         Binding("x", "app.exercises", "Exercises", id="exercises", tooltip="Open the coding exercises"),
         Binding("i", "interview", "Interview", id="interview",
                 tooltip="A timed mock interview: questions, a coding exercise from 5 minutes on, a report card"),
@@ -92,10 +110,16 @@ class HomeScreen(Screen):
                 tooltip="Search the question bank and open a question with its history"),
     ]
 
+    # How often home looks for what changed while it was shown: a CLI verb (an answer, a grade, the
+    # daily limit), or a card coming due. A look is one query; the figures are redrawn only then.
+    REFRESH_S = 30.0
+
     def __init__(self, context: StudyContext) -> None:
         super().__init__()
         self.context = context
         self._figures_current = False  # on_mount draws them just before the first resume
+        self._drawn_version: tuple[int, int] | None = None  # the store's version the figures show
+        self._redraw_at: datetime | None = None  # when time alone changes them: a card due, a new day
 
     def compose(self) -> ComposeResult:
         # Every widget here is on the first frame, and each costs start-up time: no containers (the
@@ -104,7 +128,7 @@ class HomeScreen(Screen):
         yield TitleBar()
         if problems := self._problems():
             yield Static("\n".join(problems), id="banner")
-        yield Tiles(["Due now", "New", "Streak", "Exercises"], (1, 1, 1, 2), id="tiles")
+        yield Tiles([("Due now", "Due"), "New", "Streak", "Exercises"], (1, 1, 1, 2), id="tiles")
         yield Static(id="plan")
         if self.context.outline.topics:
             yield TopicList(f" Mastery per topic · {MASTERY_SHORT}", topic_row(Text("mastery"), "", "due", "new", "topic").plain,
@@ -112,13 +136,15 @@ class HomeScreen(Screen):
         else:
             yield Static(f"No questions to study. Question packs are read from the shipped bank and from "
                          f"{paths.user_questions_dir()}.", id="empty-bank")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.refresh_figures(plan_later=True)
         self._figures_current = True
         if self.context.outline.topics:
             self.query_one("#topics", TopicList).focus(scroll_visible=False)
+        self.set_interval(self.REFRESH_S, self.look_for_changes, name="home-refresh")
+        self.watch(self.app, "app_focus", self._app_focus_changed, init=False)
 
     def on_screen_resume(self) -> None:
         # The first resume comes straight after on_mount; later ones come back from screens where
@@ -127,10 +153,28 @@ class HomeScreen(Screen):
             self.refresh_figures()
         self._figures_current = False
 
+    def _app_focus_changed(self, focused: bool) -> None:
+        if focused:  # back from another window, where the CLI may have changed something
+            self.look_for_changes()
+
+    def look_for_changes(self) -> None:
+        """Redraw the figures when the store changed since they were drawn (another process wrote to
+        it), or when the moment came that changes them (a card due, midnight); else draw nothing."""
+        if not self.is_current:
+            return  # a screen is on top: coming back to home redraws (on_screen_resume)
+        try:
+            version = self.context.store_version()
+        except StoreFailed:
+            return  # held or failing this moment: the next look, or the learner's next step, reads again
+        if version != self._drawn_version or self._redraw_at is not None and self.context.now() >= self._redraw_at:
+            self.refresh_figures()
+
     def refresh_figures(self, *, plan_later: bool = False) -> None:
         """The figures from the store as it is now. The plan of a learner with grades replays their
         exercises' schedules (fsrs and a few milliseconds): `plan_later` draws it after the first frame."""
+        self._drawn_version = self.context.store_version()
         stats = self.context.stats()
+        self._redraw_at = next_change(stats)
         if plan_later and any(e.attempts for e in stats.exercises):
             self._show_tiles(stats, None)
             self.call_after_refresh(self._show_plan, stats)
@@ -141,26 +185,32 @@ class HomeScreen(Screen):
 
     def _show_plan(self, stats: Stats) -> None:
         plan = home_plan(self.context, stats)
+        if plan.next_due is not None and (self._redraw_at is None or plan.next_due < self._redraw_at):
+            self._redraw_at = plan.next_due  # an exercise coming due
         self._show_tiles(stats, plan)
         self.query_one("#plan", Static).update(Group(FirstThatFits(today_lines(plan, min(stats.new, self.context.new_today().left))), week_row(plan)))
 
     def _show_tiles(self, stats: Stats, plan: HomePlan | None) -> None:
-        # Captions stay within 12 characters, and the first tile's within 11: a tile is that narrow at 80 columns.
+        # Each caption comes with shorter wordings, which a narrow terminal shows whole (see Tiles)
+        # rather than cutting the longest.
         days = f"{stats.streak_days} day" + ("" if stats.streak_days == 1 else "s")
-        today = "done today" if stats.studied_today else ("study today" if stats.streak_days else "start today")
+        today = (("done today", "done") if stats.studied_today else
+                 ("study today", "to do") if stats.streak_days else ("start today", "start"))
         passed = sum(1 for e in stats.exercises if e.passed)
         attempted = sum(1 for e in stats.exercises if e.attempts and not e.passed)
         fresh = sum(1 for e in stats.exercises if not e.attempts)
-        # Until the plan is drawn (a frame later), the cards due are the ones the stats count.
-        due, asked = (plan.cards_now, plan.asked_now) if plan is not None else (stats.due, 0)
         exercises = f"{passed} passed"
         if plan is not None and plan.exercises_now:
             exercises = f"{plan.exercises_now} due · {exercises}"
         # New: what is left of today's limit of new questions (an interview is exempt from it).
         new_left = min(stats.new, self.context.new_today().left)
+        asked = stats.asked  # of the questions due now, the ones failed checks asked for
         self.query_one("#tiles", Tiles).show([
-            (str(due), f"{asked} by checks" if asked else "cards"), (str(new_left), "left today"), (days, today),
-            (exercises, f"{attempted} attempted · {fresh} not started")])
+            (str(stats.due), (f"{asked} by checks", plural(asked, "check")) if asked else "cards"),
+            (str(new_left), ("left today", "today")),
+            ((days, days, f"{stats.streak_days} d"), today),
+            (exercises, (f"{attempted} attempted · {fresh} not started", f"{attempted} tried · {fresh} not started",
+                         f"{attempted} tried · {fresh} to go"))])
 
     def _show_topics(self, stats: Stats) -> None:
         self.query_one("#topics", TopicList).set_rows([

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Markdown, SelectionList, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from quizapp.bank.answers import check_answer
@@ -27,6 +27,8 @@ from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, Grade
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
 from quizapp.tui.widgets.answers import answer_widget
+from quizapp.tui.widgets.codeblock import CodeMarkdown
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.question import QuestionPanel, verdict_text
 from quizapp.tui.widgets.rating import RatingBar
@@ -85,7 +87,7 @@ class InterviewScreen(Screen):
         yield TitleBar()
         yield Static(id="iv-clock")
         yield QuestionPanel(id="iv-pane")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     async def on_mount(self) -> None:
         self.interview.start()
@@ -183,7 +185,7 @@ class InterviewScreen(Screen):
     async def reveal_card(self, q, pane: VerticalScroll) -> None:
         """The model answer, then the learner's written answer (read-only) right above what it is judged
         by: the key points to tick or, for a card without them, the rating."""
-        explanation = Markdown(id="explanation")
+        explanation = CodeMarkdown(id="explanation")
         await pane.mount(Static(verdict_text(q, None), id="verdict"), explanation, your_answer(self.card_text))
         # Markdown lays itself out in the background; the scroll below needs its height.
         await explanation.update(q.explanation)
@@ -211,8 +213,8 @@ class InterviewScreen(Screen):
         # The locked answer keeps Enter; ctrl+s goes on from anywhere.
         self.set_focus(None)
 
-    @on(SelectionList.SelectedChanged, "#key-points")
-    def _ticked(self, event: SelectionList.SelectedChanged) -> None:
+    @on(KeyPointList.SelectedChanged, "#key-points")
+    def _ticked(self, event: KeyPointList.SelectedChanged) -> None:
         self.query_one("#key-summary", Static).update(self.query_one("#key-points", KeyPointList).summary())
 
     @on(RatingBar.Rated)
@@ -254,7 +256,7 @@ class InterviewScreen(Screen):
         await pane.remove_children()
         await pane.mount(
             Static(id="iv-file-line", classes="quiz-meta"),
-            Markdown(ex.statement, id="iv-statement"),
+            CodeMarkdown(ex.statement, id="iv-statement"),
             Static(id="iv-file-hint", classes="dim quiz-hint"),
             GradeResults(id="grade-results"),
         )
@@ -307,7 +309,7 @@ class InterviewScreen(Screen):
                 self.place_starter(path)
 
         self.app.push_screen(PathScreen(f"Where should the starter file of \"{ex.title}\" go? The exercise's "
-                                        "clock is running.", typed), chosen)
+                                        "clock is running.", typed, folder=self.context.work_dir.absolute()), chosen)
 
     def place_starter(self, path: Path, *, replace: bool = False) -> None:
         label = self.context.show_path(path)

@@ -7,13 +7,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from quizapp.interview.render import exercise_lines, headline, question_table, study_next_text, topic_table
 from quizapp.interview.report import ReportCard
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
 from quizapp.tui.screens import SCREENS_CSS
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.titlebar import TitleBar
 
 
@@ -49,7 +50,7 @@ class InterviewReportScreen(Screen):
             lines = exercise_lines(card)
             if lines is not None:
                 yield Static(lines, id="iv-exercise")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "study_next":

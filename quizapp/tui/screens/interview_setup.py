@@ -10,11 +10,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, SelectionList, Static
+from textual.widgets import Button, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from quizapp.interview.plan import DEFAULT_MINUTES, EXERCISE_FROM_MINUTES, MAX_MINUTES, MIN_MINUTES, exercise_promise
 from quizapp.tui.screens import SCREENS_CSS
+from quizapp.tui.widgets.footer import KeysFooter
 
 MIN_TOPIC_ROWS, MAX_TOPIC_ROWS = 3, 8  # the topic list's height, its border included
 
@@ -64,7 +65,7 @@ class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
             with Horizontal(classes="buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Start (ctrl+s)", id="start", variant="primary")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#minutes", Input).focus()
@@ -78,7 +79,7 @@ class InterviewSetupScreen(ModalScreen[InterviewRequest | None]):
         screen (at 80x24 too); the list scrolls for the rest."""
         dialog = self.query_one("#interview-setup")
         topics = self.query_one("#setup-topics", SelectionList)
-        room = Size(self.size.width, self.size.height - self.query_one(Footer).outer_size.height)
+        room = Size(self.size.width, self.size.height - self.query_one(KeysFooter).outer_size.height)
         limit = dialog.styles.max_height
         tallest = int(limit.resolve(room, self.app.size)) if limit is not None else room.height
         others = sum(child.outer_size.height + child.styles.margin.top + child.styles.margin.bottom

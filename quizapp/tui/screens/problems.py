@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from quizapp.bank.model import BankError
 from quizapp.study.store import StoreError
 from quizapp.tui.screens import SCREENS_CSS
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.titlebar import TitleBar
 
 # In DEFAULT_CSS, not screens.tcss: the store problem can be the first screen, whose CSS_PATH
@@ -51,7 +52,7 @@ class StoreProblemScreen(Screen):
             yield Static("Nothing was changed or wiped. Move the file away to start afresh, restore it from a "
                          "backup, upgrade quizapp if the file is from a newer version, or set QUIZAPP_HOME to "
                          "use another folder.")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def action_leave(self) -> None:
         self.app.exit(1, return_code=1)
@@ -76,4 +77,4 @@ class BankProblemsScreen(ModalScreen[None]):
                 for error in self.errors:
                     yield Static(Text.assemble((f"{shown(error.path)}:{error.line}", "bold"), f": {error.reason}"))
             yield Static("Fix them and restart, or run `quizapp bank check` for the same list.", classes="dim")
-        yield Footer(compact=True)
+        yield KeysFooter()

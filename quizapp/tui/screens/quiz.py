@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from quizapp.bank.answers import numeric_problem
 from quizapp.bank.kinds import kind_of
@@ -24,6 +24,7 @@ from quizapp.tui.context import StudyContext
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.summary import SummaryScreen
 from quizapp.tui.widgets.answers import answer_widget
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.question import QuestionPanel
 from quizapp.tui.widgets.rating import RatingBar
@@ -78,7 +79,7 @@ class QuizScreen(Screen):
         yield Static(id="quiz-progress")
         yield QuestionPanel(id="quiz-pane")
         yield Vertical(id="rating-dock")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     async def on_mount(self) -> None:
         await self.show_question()
@@ -150,9 +151,17 @@ class QuizScreen(Screen):
         bar = self.rating_bar = RatingBar(self.context.preview(q), suggested, id="rating")
         await self.query_one("#rating-dock").mount(
             Static(caption + "Enter accepts, 1-4 rate at once, ←→ change.", classes="dim rating-caption"), bar)
-        (points or bar).focus()
-        # Once the explanation is laid out, bring the verdict to the top: it may be below the fold.
-        self.call_after_refresh(pane.scroll_to_widget, verdict_line, top=True, animate=False)
+        (points or bar).focus(scroll_visible=False)
+        self.call_after_refresh(self.scroll_to_feedback, pane, verdict_line, points)
+
+    @staticmethod
+    def scroll_to_feedback(pane: QuestionPanel, verdict_line: Static, points: KeyPointList | None) -> None:
+        # The verdict to the top: it may be below the fold. A card's key points have the focus, so they
+        # come into view too, even when that takes the top of the model answer above the fold (PageUp
+        # brings it back). Each scroll starts from where the one before left it: immediate.
+        pane.scroll_to_widget(verdict_line, top=True, animate=False, immediate=True)
+        if points is not None:
+            pane.scroll_to_widget(points, animate=False, immediate=True)
 
     @on(KeyPointList.SelectedChanged, "#key-points")
     def _ticked(self, event: KeyPointList.SelectedChanged) -> None:

@@ -10,15 +10,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from quizapp.catalog import is_drill_id
-from quizapp.study.stats import MASTERY_MEANING, Stats, exercise_seconds
+from quizapp.study.due import asked_words
+from quizapp.study.stats import LEARNING_MEANING, MASTERY_MEANING, Stats, exercise_seconds
 from quizapp.tui.context import StudyContext
 from quizapp.tui.plan import exercise_schedules, span
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import bar, percent
 from quizapp.tui.widgets.charts import DailyChart
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.interviews import InterviewHistory
 from quizapp.tui.widgets.results import status_text
 from quizapp.tui.widgets.titlebar import TitleBar
@@ -32,6 +34,13 @@ def last_days(today: date, days: int = CHART_DAYS) -> list[date]:
 
 class StatsScreen(Screen):
     CSS_PATH = SCREENS_CSS
+
+    # The panes fill what the tabs leave and no more: as tall as their content ("auto"), a pane whose
+    # table takes 1fr ran past the footer, and the caption under the topics table was never seen.
+    DEFAULT_CSS = """
+    StatsScreen #stats-tabs > ContentSwitcher { height: 1fr; }
+    StatsScreen #stats-tabs TabPane { height: 1fr; }
+    """
 
     BINDINGS = [
         Binding("a", "tab('activity')", "Activity", id="activity", tooltip="Reviews and accuracy per day"),
@@ -57,12 +66,12 @@ class StatsScreen(Screen):
             with TabPane("Topics", id="topics"):
                 with Vertical():
                     yield DataTable(cursor_type="row", zebra_stripes=True, id="topic-table")
-                    yield Static(MASTERY_MEANING, id="mastery-meaning", classes="caption")
+                    yield Static(f"{MASTERY_MEANING} {LEARNING_MEANING}", id="mastery-meaning", classes="caption")
             with TabPane("Exercises", id="history"):
                 yield DataTable(cursor_type="row", zebra_stripes=True, id="grade-table")
             with TabPane("Interviews", id="interviews"):
                 yield InterviewHistory(id="interview-history")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         stats = self.context.stats()
@@ -82,9 +91,13 @@ class StatsScreen(Screen):
         drills = [e for e in stats.exercises if is_drill_id(e.exercise_id)]
         states = exercise_schedules(self.context)
         now = self.context.now()
+        # Questions first: "due now" names the share failed checks asked for, and beside mastery's
+        # 0% (a newcomer's for days) stands what is on its way to it.
         summary = Text.assemble(
+            ("Due now ", "bold"), f"{stats.due}{asked_words(stats.asked)}   ",
+            ("Learning ", "bold"), f"{stats.learning}   ", ("Mastered ", "bold"), f"{stats.mastered}\n",
             ("Streak ", "bold"), f"{stats.streak_days} d   ", ("Answers ", "bold"), f"{stats.attempts}   ",
-            ("Right ", "bold"), f"{percent(stats.accuracy)}   ", ("Due ", "bold"), f"{stats.due}   ",
+            ("Right ", "bold"), f"{percent(stats.accuracy)}   ",
             ("Exercises passed ", "bold"), f"{sum(1 for e in exercises if e.passed)}/{len(exercises)}   ",
             *((("Drills passed ", "bold"), f"{sum(1 for e in drills if e.passed)}/{len(drills)}   ") if drills else ()),
             ("Exercises due ", "bold"), str(sum(1 for s in states.values() if s.is_due(now))),
@@ -92,8 +105,11 @@ class StatsScreen(Screen):
         exercise_s = exercise_seconds(states.values(), self.context.store.grade_events(),
                                       self.context.store.exercise_events()) if states else None
         if stats.answer_seconds is not None or exercise_s is not None:
+            # A first-try pass leaves no time between grades to measure (it counts 0): a median of 0
+            # measured nothing, and says "—" rather than "0 s".
             pace = [f"{span(stats.answer_seconds)} a card" if stats.answer_seconds is not None else "",
-                    f"{span(exercise_s)} an exercise from first grade to pass" if exercise_s is not None else ""]
+                    (f"{span(exercise_s)} an exercise from first grade to pass" if exercise_s else
+                     "— an exercise (first-try passes leave no time to measure)") if exercise_s is not None else ""]
             summary.append("\nYour pace (medians): ", style="bold").append(", ".join(p for p in pace if p))
         retired = [e.exercise_id for e in stats.exercises if e.exercise_id not in self.context.catalog]
         if retired:
@@ -113,12 +129,14 @@ class StatsScreen(Screen):
     def _topics(self, stats: Stats) -> None:
         table = self.query_one("#topic-table", DataTable)
         # Figures first, the title last: a long title is what gets clipped on a narrow terminal.
+        # Beside mastery, what is on its way to it: a newcomer's mastery stays at 0% for days.
         table.add_column("mastery")
-        for name in ("seen", "answers", "right", "due"):
+        for name in ("learning", "mastered", "seen", "answers", "right", "due"):
             table.add_column(name, key=name)
         table.add_column("topic")
         for t in stats.topics:
-            table.add_row(Text.assemble(bar(t.mastery, 12), f" {t.mastery:>4.0%}"), f"{t.seen}/{t.questions}",
+            table.add_row(Text.assemble(bar(t.mastery, 8), f" {t.mastery:>4.0%}"), Text(str(t.learning), justify="right"),
+                          Text(str(t.mastered), justify="right"), f"{t.seen}/{t.questions}",
                           str(t.attempts), percent(t.accuracy), str(t.due), t.title, key=t.slug)
 
     def _history(self) -> None:

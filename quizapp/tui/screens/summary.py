@@ -10,14 +10,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
+from quizapp.study.due import asked_words
 from quizapp.study.schedule import RATING_NAMES
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.session import SessionResult
 from quizapp.tui.widgets.answers import inline_text
+from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.titlebar import TitleBar
 
 # Asterisks only: underscores stay, since prompts name things like __init__ without backticks.
@@ -67,7 +69,7 @@ class SummaryScreen(Screen):
                                            for r, name in RATING_NAMES.items()))
         missed = [a.question for a in checked if not a.correct]
         stats = self.context.stats()
-        table.add_row("Now", f"{stats.due} due · {stats.new} new")
+        table.add_row("Now", f"{stats.due} due{asked_words(stats.asked)} · {stats.new} new")
         yield TitleBar()
         with Vertical(id="summary"):
             yield Static(Text(f"{self.result.title}: session done", style="bold"), classes="section-title")
@@ -76,7 +78,7 @@ class SummaryScreen(Screen):
                 yield Static(Text("To look at again", style="bold"), classes="section-title")
                 yield Static(Text("\n").join(inline_text(f"✘ {first_line(q.prompt)}") for q in missed))
             yield Static("Every answer is saved. Enter goes home; r studies more.", classes="dim")
-        yield Footer(compact=True)
+        yield KeysFooter()
 
     def action_again(self) -> None:
         self.app.pop_screen()

@@ -33,7 +33,8 @@ def inline_text(source: str, style: str = "") -> Text:
     return text
 
 
-def _row(marker: str, body: str) -> Table:
+def row_grid(marker: str, body: str) -> Table:
+    """A marker, then the body wrapped beside it: a long body never runs off the edge."""
     grid = Table.grid(padding=(0, 1), expand=True)
     grid.add_column(width=len(marker), no_wrap=True)
     grid.add_column(ratio=1)
@@ -113,7 +114,7 @@ class ChoiceAnswer(RowList):
             box = "[x]" if index in self.picked else "[ ]"
         else:
             box = "(•)" if index == self.cursor else "( )"
-        return _row(f"{mark} {box} {index + 1}.", self.question.choices[self.order[index]])
+        return row_grid(f"{mark} {box} {index + 1}.", self.question.choices[self.order[index]])
 
     def refresh_rows(self) -> None:
         super().refresh_rows()
@@ -169,7 +170,7 @@ class OrderAnswer(RowList):
         mark = " "
         if self.checked:
             mark = "✔" if self.arrangement[index] == index else "✘"
-        return _row(f"{mark} {index + 1}.", self.question.items[self.arrangement[index]])
+        return row_grid(f"{mark} {index + 1}.", self.question.items[self.arrangement[index]])
 
     def refresh_rows(self) -> None:
         super().refresh_rows()

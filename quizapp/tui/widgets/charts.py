@@ -6,7 +6,7 @@ from datetime import date
 
 from textual_plotext import PlotextPlot
 
-from quizapp.grading.render import finite_number
+from quizapp.grading.render import finite_number, x_label
 
 # Fixed colours per series name keep "yours" and "reference" recognisable from plot to plot.
 SERIES_COLOURS = {"yours": "cyan", "reference": "orange", "float32": "gray"}
@@ -31,6 +31,11 @@ class CurvePlot(PlotextPlot):
                          color=SERIES_COLOURS.get(name, "green"))
                 longest = max(longest, len(values))
         plt.xticks(range(start, start + longest, max(1, longest // 10)))  # steps or epochs: whole numbers
+        # As the CLI's plot: the axes named, and a series with nothing to draw named on the x axis
+        # (plotext leaves it out of the legend).
+        plt.xlabel(x_label(curves))
+        if curves.get("y"):
+            plt.ylabel(str(curves["y"]))
         self.refresh()
 
 

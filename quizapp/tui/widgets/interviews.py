@@ -19,6 +19,20 @@ def when(stamp: datetime | str) -> datetime:
     return moment.astimezone()
 
 
+def score_ticks(stamps: list[datetime], most: int = 6) -> tuple[list[int], list[str]]:
+    """Where the x axis is labelled (interview 1, 2, ...: one point per interview, in order) and with
+    what: the day, or the day and the time where the labelled interviews share a day, so two on one
+    day are told apart. The latest is always labelled."""
+    xs = list(range(1, len(stamps) + 1))
+    same_day = len({stamp.date() for stamp in stamps}) < len(stamps)
+    step = max(1, -(-len(xs) // (most // 2 if same_day else most)))  # longer labels: fewer of them
+    ticks = xs[::-1][::step][::-1]
+    days = [stamps[i - 1].date() for i in ticks]
+    shared = {day for day in days if days.count(day) > 1}
+    return ticks, [stamps[i - 1].strftime("%m-%d %H:%M" if stamps[i - 1].date() in shared else "%m-%d")
+                   for i in ticks]
+
+
 class ScoreChart(PlotextPlot):
     DEFAULT_CSS = "ScoreChart { height: 1fr; min-height: 8; }"
 
@@ -28,10 +42,12 @@ class ScoreChart(PlotextPlot):
         plt.title("Interview score, %" + ("" if scores else ": no interviews yet (press i on the home screen)"))
         if scores:
             xs = list(range(1, len(scores) + 1))
-            plt.plot(xs, [s * 100 for s in scores], color="cyan", marker="●")
-            step = max(1, len(xs) // 6)
-            ticks = xs[::-1][::step][::-1]  # always label the latest
-            plt.xticks(ticks, [stamps[i - 1].strftime("%m-%d") for i in ticks])
+            ys = [s * 100 for s in scores]
+            # A thin line for the trend and a dot on each interview: a line drawn in dots alone is
+            # a run of flat steps in which the interviews themselves are lost.
+            plt.plot(xs, ys, color="cyan", marker="braille")
+            plt.scatter(xs, ys, color="cyan", marker="●")
+            plt.xticks(*score_ticks(stamps))
             plt.xlim(0.5, len(xs) + 0.5)
         plt.ylim(0, 100)
         plt.yticks([0, 25, 50, 75, 100])

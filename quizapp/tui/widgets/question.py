@@ -7,12 +7,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from quizapp.bank.answers import Verdict
 from quizapp.bank.model import Question
 from quizapp.bank.shuffle import why_not_lines, why_not_markdown
 from quizapp.tui.widgets.answers import inline_text
+from quizapp.tui.widgets.codeblock import CodeMarkdown
 
 
 def verdict_text(question: Question, verdict: Verdict | None) -> Text:
@@ -40,7 +41,7 @@ class QuestionPanel(VerticalScroll):
     async def ask(self, question: Question, answer: Widget, *, meta: str, hint: str) -> None:
         """Clear the pane and ask `question`, to be answered in `answer` (the caller gives it the focus)."""
         await self.remove_children()
-        await self.mount(Static(meta, classes="quiz-meta"), Markdown(question.prompt, id="prompt"),
+        await self.mount(Static(meta, classes="quiz-meta"), CodeMarkdown(question.prompt, id="prompt"),
                          Static(hint, id="question-hint", classes="dim quiz-hint"), answer)
         self.scroll_home(animate=False)
 
@@ -51,9 +52,15 @@ class QuestionPanel(VerticalScroll):
         picked, others = why_not_lines(question, response)
         await self.mount(verdict_line)
         if picked:
-            await self.mount(Markdown(why_not_markdown(picked, "Why not"), id="why-not-picked"))
-        await self.mount(Markdown(question.explanation, id="explanation"))
+            await self.show_markdown(why_not_markdown(picked, "Why not"), "why-not-picked")
+        await self.show_markdown(question.explanation, "explanation")
         if others:
             heading = "The other wrong choices" if picked else "Why the other choices are wrong"
-            await self.mount(Markdown(why_not_markdown(others, heading), id="why-not-others"))
+            await self.show_markdown(why_not_markdown(others, heading), "why-not-others")
         return verdict_line
+
+    async def show_markdown(self, source: str, id: str) -> None:
+        # Markdown lays itself out in the background; a scroll to what comes below needs its height.
+        markdown = CodeMarkdown(id=id)
+        await self.mount(markdown)
+        await markdown.update(source)

@@ -1,6 +1,9 @@
 """A grade's results: a status line, a table of checks filled in as they finish with every message
 in full (wrapped; a message an earlier row told already points at that row), the questions the failed
-checks rest on ("review these"), the highlighted check's curves against the reference when it has any."""
+checks rest on ("review these"), the highlighted check's curves against the reference when it has any.
+
+The checks that failed come first, each group in the order the exercise defines them: on a small
+terminal the failure the learner has to read is under the status line, not below the fold."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from quizapp.grading.result import NOT_RUN, CheckResult, GradeReport, shown_messages
 from quizapp.tui.widgets.charts import CurvePlot
+from quizapp.tui.widgets.panetable import PaneTable
 
 STATUS_WIDTH = 9
 STATUS = {
@@ -24,9 +28,26 @@ STATUS = {
 }
 
 
+FAILED = ("fail", "error")  # the checks listed first
+
+
 def status_text(status: str) -> Text:
     label, style = STATUS.get(status, (status, ""))
     return Text(label, style=style)
+
+
+class ChecksTable(PaneTable):
+    """The checks, in the results pane: Home and End go to the pane's first and last line (the status
+    line above the table, the curves below it) as well as to the first and the last check."""
+
+    def action_scroll_top(self) -> None:
+        super().action_scroll_top()
+        self.scroll_pane_to(0)
+
+    def action_scroll_bottom(self) -> None:
+        super().action_scroll_bottom()
+        if self.pane is not None:
+            self.scroll_pane_to(round(self.pane.max_scroll_y))
 
 
 class GradeResults(VerticalGroup):
@@ -43,12 +64,12 @@ class GradeResults(VerticalGroup):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.checks: dict[str, CheckResult] = {}
-        self.planned: list[tuple[str, str]] = []  # (id, title) in table order
+        self.planned: list[tuple[str, str]] = []  # (id, title) in the order the checks are defined
         self.not_run = False  # the grade was cancelled or failed: checks without a result did not run
 
     def compose(self):
         yield Static("Not graded in this session yet. Press g to grade your file.", id="grade-status")
-        yield DataTable(cursor_type="row", zebra_stripes=True, id="checks")
+        yield ChecksTable(cursor_type="row", zebra_stripes=True, id="checks")
         yield Static(id="grade-review")
         yield CurvePlot(id="curves")
 
@@ -78,19 +99,25 @@ class GradeResults(VerticalGroup):
         table.add_column("message", key="message", width=message_width)
         done = [self.checks[key] for key, _ in self.planned if key in self.checks]
         shown = dict(zip((c.id for c in done), shown_messages(done)))
+        rows = []
         for key, title in self.planned:
             check = self.checks.get(key)
             status = check.status if check else ("not run" if self.not_run else "waiting")
             message = shown.get(key, "")
             if status == "error" and message.startswith(NOT_RUN):  # the run ended before this check
                 status, message = "not run", ""
+            rows.append((key, title, status, message))
+        # Failures first; the sort is stable, so each group keeps the defined order (and a message that
+        # points at an earlier failure still points upwards).
+        rows.sort(key=lambda row: row[2] not in FAILED)
+        for key, title, status, message in rows:
             table.add_row(status_text(status), Text(title), Text(message), key=key, height=None)
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep), animate=False)
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one("#checks", DataTable)
+    def table(self) -> ChecksTable:
+        return self.query_one("#checks", ChecksTable)
 
     def set_status(self, text: Text | str) -> None:
         self.query_one("#grade-status", Static).update(text)
@@ -136,11 +163,12 @@ class GradeResults(VerticalGroup):
         if report.sandbox:  # which protection the solution ran under
             line.append(f"\n{report.sandbox[:1].upper()}{report.sandbox[1:]}", style="dim")
         self.set_status(line)
-        # Go to the first check that did not pass: its message is what the learner wants to read.
-        failing = [i for i, key in enumerate(self.table.rows) if self.checks.get(key.value) and
-                   self.checks[key.value].status in ("fail", "error")]
-        if failing:
-            self.table.move_cursor(row=failing[0])
+        # Go to the first check that did not pass (the first row): its message is what the learner wants
+        # to read, under the status line.
+        table = self.table
+        if any(check.status in FAILED for check in self.checks.values()):
+            table.move_cursor(row=0, scroll=False)
+        table.call_after_refresh(table.show_cursor_row, with_top=True)
         self._show_curves(self.checks.get(self._highlighted() or ""))
 
     def show_review(self, questions: list[tuple[str, str]], missing: list[str]) -> None:

@@ -95,10 +95,16 @@ class TopicList(Widget, can_focus=True):
         return self._rows[self.highlighted][0] if self._rows else None
 
     def set_rows(self, rows: list[tuple[str, Text]]) -> None:
-        """Replace the rows (slug, line); the cursor stays on the same index, clamped."""
+        """Replace the rows (slug, line); the cursor stays on its topic (else on the same index,
+        clamped). The same rows again draw nothing: a periodic refresh costs no repaint."""
+        if rows == self._rows:
+            return
+        slug = self.highlighted_slug
+        slugs = [row_slug for row_slug, _ in rows]
+        resized = len(rows) != len(self._rows)
         self._rows = rows
-        self.highlighted = min(self.highlighted, max(0, len(rows) - 1))
-        self.refresh(layout=True)
+        self.highlighted = slugs.index(slug) if slug in slugs else min(self.highlighted, max(0, len(rows) - 1))
+        self.refresh(layout=resized)
 
     def get_content_height(self, container, viewport, width: int) -> int:
         return len(self._heading) + len(self._rows)

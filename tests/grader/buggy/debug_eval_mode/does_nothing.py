@@ -1,0 +1,6 @@
+# quizapp: exercise=debug_eval_mode
+"""Does nothing: training and validation return at once: no forward pass, no step."""
+
+
+def train_and_validate(model, train_batches, val_batches, optimizer, epochs=5):
+    return []
