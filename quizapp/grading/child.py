@@ -29,6 +29,7 @@ from typing import Callable
 
 from quizapp.grading.channel import HELLO as CHANNEL_HELLO
 from quizapp.grading.channel import KEY_BYTES
+from quizapp.grading.processes import EXTRA_WRITABLE_ENV
 from quizapp.grading.result import MESSAGE_CAP, capped
 
 CHECKS_MODULE = "quizapp_exercise_checks"
@@ -37,7 +38,6 @@ PRELOADED: dict[str, object] = {}
 HELLO_TIMEOUT_S = 30.0
 LEARNER_FRAMES = 20  # the learner's frames shown under an error, the innermost ones
 TMP_ENV = "TMPDIR"  # the grade's own temp folder, set by the runner: writable inside the sandbox
-EXTRA_WRITABLE_ENV = "QUIZAPP_GRADE_WRITABLE"  # more folders every grade may write (os.pathsep-separated)
 
 Emit = Callable[..., None]
 
@@ -269,6 +269,7 @@ def run(args, emit: Emit) -> None:
 
         limit = args.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    limit_files_and_processes()
 
     exercise_dir = Path(args.exercise_dir)
     checks = checks_module(exercise_dir)
@@ -319,6 +320,49 @@ def run(args, emit: Emit) -> None:
                  data=finite_only(ctx.data))
         except (TypeError, ValueError):  # data that does not serialise: the verdict still goes
             emit("check", id=check.id, title=check.title, status=status, message=message, data={})
+
+
+FILE_SIZE_CAP = 1 << 30  # bytes one file of the grade may reach: a checkpoint of the checks' models is kilobytes
+PROCESSES_ABOVE_NOW = 512  # processes the grade may add to the user's count (DDP starts a few)
+
+
+def limit_files_and_processes() -> None:
+    """Cap the size of a file the grade writes and the processes it may start, so a runaway write or
+    a fork bomb fails inside the grade instead of filling the disk or the process table. A write past
+    the cap fails with EFBIG (an OSError the learner sees) instead of killing the process."""
+    try:
+        import resource
+        import signal
+    except ImportError:  # not a POSIX system: nothing to set
+        return
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _lower(resource, resource.RLIMIT_FSIZE, FILE_SIZE_CAP)
+    if hasattr(resource, "RLIMIT_NPROC") and Path("/proc").is_dir():
+        # The limit counts every process of the user, the learner's shell and editor included.
+        _lower(resource, resource.RLIMIT_NPROC, _processes_of_this_user() + PROCESSES_ABOVE_NOW)
+
+
+def _lower(resource, which: int, wanted: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    if soft == resource.RLIM_INFINITY or soft > wanted:
+        try:
+            resource.setrlimit(which, (wanted, hard))
+        except (ValueError, OSError):
+            pass  # a limit we may not set is one the system already keeps
+
+
+def _processes_of_this_user() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            count += entry.stat().st_uid == uid
+        except OSError:
+            continue
+    return count
 
 
 def enter_sandbox(checks):

@@ -16,6 +16,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# More folders every grade may write (os.pathsep-separated; the test suite's temp folder): set in the
+# grader's environment, read by the parent (bubblewrap's writable binds) and the child (Landlock's rules).
+EXTRA_WRITABLE_ENV = "QUIZAPP_GRADE_WRITABLE"
+
+# The longest the sweep after a grade goes on killing what the solution left behind.
+SWEEP_S = 30.0
+
+
+
+def extra_writable(env) -> list[Path]:
+    """The folders EXTRA_WRITABLE_ENV names in `env` that exist."""
+    return [Path(p) for p in env.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if p and os.path.isdir(p)]
+
+
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # A watch also ends when its terminal goes away.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -62,9 +76,14 @@ def child_pids() -> set[int]:
     return found
 
 
-def stop_escaped(keep: set[int]) -> None:
-    """Kill and reap our children but `keep` (say, those we had before the grade); their own orphans come next."""
-    for _ in range(100):
+def stop_escaped(keep: set[int], within_s: float = SWEEP_S) -> None:
+    """Kill and reap our children but `keep` (say, those we had before the grade); their own orphans
+    come to us as each parent dies, so this goes on until none is left: a chain of processes that each
+    left the session (setsid) falls one link a pass, however long it is (within `within_s`)."""
+    import time
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
         escaped = child_pids() - keep
         if not escaped:
             return

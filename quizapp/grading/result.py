@@ -28,15 +28,21 @@ def printable(text: str) -> str:
 
 
 def capped(text: str, limit: int = MESSAGE_CAP) -> str:
-    """`text` cut to `limit` characters, saying how much was cut."""
+    """`text` cut to at most `limit` characters, the note of how much was cut included."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… (cut: {len(text) - limit} more characters)"
+    keep = limit
+    while True:  # the note's own length depends on how much it says was cut
+        note = f"… (cut: {len(text) - keep} more characters)"
+        if keep + len(note) <= limit or keep == 0:
+            return text[:keep] + note
+        keep = max(0, limit - len(note))
 
 
 def shown_text(text, limit: int = SHOWN_CAP) -> str:
-    """A message from the child as every report keeps it: capped, with control characters escaped."""
-    return printable(capped(str(text), limit))
+    """A message from the child as every report keeps it: control characters escaped, then capped (in
+    that order: an escape is four characters, and a message of them must not pass the cap four times over)."""
+    return capped(printable(str(text)), limit)
 
 
 @dataclass(frozen=True)

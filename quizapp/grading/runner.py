@@ -27,9 +27,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from quizapp.grading import contain
 from quizapp.grading.channel import HELLO as CHANNEL_HELLO
 from quizapp.grading.channel import KEY_BYTES
-from quizapp.grading.processes import become_subreaper, child_env, child_pids, kill_group, stop_escaped
+from quizapp.grading.processes import (
+    become_subreaper,
+    child_env,
+    child_pids,
+    extra_writable,
+    kill_group,
+    stop_escaped,
+)
 from quizapp.grading.result import (
     CHECK_STATUSES,
     CheckResult,
@@ -166,6 +174,17 @@ def child_args(exercise_dir: Path, solution: Path, device: str, memory_mb: int) 
             "--memory-mb", str(memory_mb)]
 
 
+def private_copy(solution: Path, scratch: Path) -> Path:
+    """The file the child runs: a copy of the learner's inside the grade's folder, under the same name.
+    What the solution does to its own file (chmod 000, os.utime, a rewrite) lands on the copy, which
+    goes with the grade, never on the learner's file nor on what `watch` and the app watch."""
+    folder = scratch / "solution"
+    folder.mkdir()
+    private = folder / solution.name
+    private.write_bytes(solution.read_bytes())
+    return private
+
+
 def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str = "auto",
           timeout: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
           on_event: Callable[[dict], None] | None = None,
@@ -182,25 +201,37 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     """
     started = time.monotonic()
     solution = solution.resolve()
-    scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-"))
+    # A warm grade's folder must be under its zygote's one writable folder (where it has one).
+    scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-", dir=warm.scratch_root() if warm is not None else None))
     workdir = scratch / "work"
     workdir.mkdir()
     (scratch / "tmp").mkdir()
+    state = _RunState(exercise_id, solution, on_event, links or {})
+    try:
+        private = private_copy(solution, scratch)
+    except OSError as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return state.report(started, f"the solution could not be read: {exc.strerror or exc}", "")
     env = child_env()
     env["TMPDIR"] = str(scratch / "tmp")  # the sandboxed child may write there and in workdir only
-    args = child_args(exercise_dir, solution, device, memory_mb)
-    state = _RunState(exercise_id, solution, on_event, links or {})
+    args = child_args(exercise_dir, private, device, memory_mb)
     channel = Channel()
     proc = warm.spawn(args, workdir, env, device=device, channel=channel.theirs) if warm is not None else None
-    reaping = False
+    reaping, contained = False, None
+    if proc is not None:
+        state.layers = (contain.describe(own_pids=False) if warm.contained
+                        else f"no kernel namespaces (a warm grade: {warm.uncontained_because})")
     if proc is None:
         if warm is not None:  # a zygote that failed may have forked a child that took the key: a new one
             channel.close()
             channel = Channel()
         reaping = become_subreaper()
         ours_before = child_pids() if reaping else set()
+        argv = [sys.executable, "-m", "quizapp.grading.child", *args]
+        contained = contain.wrap(argv, [scratch, *extra_writable(env)], workdir)
+        state.layers = contain.DESCRIPTION if contained else f"no kernel namespaces ({contain.refused()})"
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "quizapp.grading.child", *args], cwd=workdir, env=env,
+            proc = subprocess.Popen(contained or argv, cwd=workdir, env=env,
                                     stdin=channel.theirs.fileno(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         except OSError as exc:
@@ -235,7 +266,10 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
         channel.close()
     shutil.rmtree(scratch, ignore_errors=True)
     if reason is None and not state.done:
-        reason = _early_end(proc.returncode, state)
+        returncode = proc.returncode
+        if contained and (sig := contain.exit_signal(returncode)):
+            returncode = -sig  # bwrap reports a child killed by a signal as a shell would
+        reason = _early_end(returncode, state)
     return state.report(started, reason, collector.text())
 
 
@@ -281,6 +315,7 @@ class _RunState:
         self.planned: list[dict] = []
         self.device = self.torch = None
         self.sandbox: str | None = None  # what protected the run, as the child's start event said
+        self.layers: str | None = None  # the parent's own word on the kernel layer around the child
         self.error: str | None = None
         self.usage_error: str | None = None
         self.started = False
@@ -323,6 +358,16 @@ class _RunState:
                 continue
             if self.on_event is not None:
                 self.on_event(forward)
+
+    def sandbox_line(self) -> str | None:
+        """The child's word on Landlock, with the parent's on the namespaces around it: bubblewrap first
+        (it is in force from the child's first instruction), or why there were none."""
+        if self.sandbox is None or self.layers is None:
+            return self.sandbox
+        inner = self.sandbox.removeprefix("sandbox: ")
+        if self.layers.startswith("bubblewrap"):
+            return f"sandbox: {self.layers} + {inner}"
+        return f"sandbox: {inner}; {self.layers}"
 
     def _note_sandbox(self, event: dict) -> None:
         sandbox = event.get("sandbox")
@@ -378,5 +423,5 @@ class _RunState:
                            "check" if checks else "the exercise has no check that could run")
         return GradeReport(exercise=self.exercise_id, file=str(self.solution), status=status, message=message,
                            device=self.device, torch=self.torch, duration_s=time.monotonic() - started,
-                           checks=checks, output=output, sandbox=self.sandbox,
+                           checks=checks, output=output, sandbox=self.sandbox_line(),
                            review=review_of(checks, self.links))

@@ -6,6 +6,7 @@ a new file and rename it over the old one, which a watch on the old file would n
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable
@@ -17,13 +18,14 @@ from quizapp.grading.result import GradeReport
 QUIET_MS = 50
 
 
-def file_state(path: Path) -> tuple | None:
-    """What identifies one save of the file: its time, size and inode; None while it is missing."""
+def file_state(path: Path) -> str | None:
+    """What identifies one save of the file: a digest of its content; None while it is missing or
+    unreadable. Not its time: touching the file (a solution's os.utime, a `touch`) is not a save,
+    and a watch that regraded on it could be made to regrade for ever."""
     try:
-        st = path.stat()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def watch_saves(path: Path, on_save: Callable[[Exception | None], object], stop: threading.Event) -> None:

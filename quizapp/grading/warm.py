@@ -14,15 +14,18 @@ import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
-from quizapp.grading.processes import child_env
+from quizapp.grading import contain
+from quizapp.grading.processes import child_env, extra_writable
 
 READY_TIMEOUT_S = 180.0  # torch's first import on a busy machine can take a minute
 FORK_TIMEOUT_S = 15.0  # from a request to the child's pid
@@ -103,6 +106,12 @@ class WarmGrader:
         self._ready = False
         self.cuda_fork_safe = False  # the zygote says so once ready
         self.failure: str | None = None  # why the zygote could not start: grades are cold from then on
+        # Where every grade's folder goes: the one folder (besides the caller's extra ones) that the
+        # zygote's namespaces mount writable. Made with the zygote, removed with it.
+        self._scratch_root: Path | None = None
+        self._roots: list[Path] = []  # every one made, removed on close
+        self.contained = False  # the zygote runs inside bubblewrap's namespaces
+        self.uncontained_because: str | None = None
 
     @property
     def zygote_pid(self) -> int | None:
@@ -119,10 +128,17 @@ class WarmGrader:
         self._discard()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cmd = [self.python, "-m", "quizapp.grading.zygote", "--control", str(theirs.fileno())]
+        env = child_env()
+        self._scratch_root = Path(tempfile.mkdtemp(prefix="quizapp-warm-"))
+        self._roots.append(self._scratch_root)
+        env["TMPDIR"] = str(self._scratch_root)  # the zygote's own /tmp is read-only in its namespaces
+        contained = contain.wrap(cmd, [self._scratch_root, *extra_writable(env)], own_pids=False)
+        self.contained = contained is not None
+        self.uncontained_because = None if contained else contain.refused()
         try:
-            self._proc = subprocess.Popen(cmd, env=child_env(), pass_fds=[theirs.fileno()], start_new_session=True,
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL)
+            self._proc = subprocess.Popen(contained or cmd, env=env, pass_fds=[theirs.fileno()],
+                                          start_new_session=True, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError as exc:
             self.failure = f"could not start the warm grader: {exc}"
             ours.close()
@@ -160,6 +176,14 @@ class WarmGrader:
                 self._proc.kill()
                 self._proc.wait()
             self._proc = None
+        # The folder stays: a zygote that stepped down leaves its running grades to finish in it.
+        self._scratch_root = None
+
+    def scratch_root(self) -> Path | None:
+        """The folder a grade's own folder must be made in, while a zygote is up (None: anywhere)."""
+        with self._lock:
+            self._ensure_started()
+            return self._scratch_root if self._scratch_root is not None and self._scratch_root.is_dir() else None
 
     def spawn(self, args: list[str], cwd: Path, env: dict[str, str], *, device: str = "cpu",
               channel: socket.socket) -> WarmChild | None:
@@ -205,6 +229,9 @@ class WarmGrader:
     def close(self) -> None:
         with self._lock:
             self._discard()
+            for root in self._roots:
+                shutil.rmtree(root, ignore_errors=True)
+            self._roots.clear()
 
 
 def _receive(sock: socket.socket) -> dict | None:

@@ -28,7 +28,7 @@ def has_control(text: str) -> bool:
 
 @pytest.fixture(scope="module", params=["cold", "warm"])
 def graded(request):
-    names = ["terminal_escapes", "huge_message", "exit_code_bad_repr", "exit_code_bad_repr_at_import"]
+    names = ["terminal_escapes", "huge_message", "control_flood", "exit_code_bad_repr", "exit_code_bad_repr_at_import"]
     results = (grade_many if request.param == "cold" else grade_warm_many)([(str(HOSTILE / f"{n}.py"),) for n in names])
     return dict(zip(names, results))
 
@@ -68,6 +68,14 @@ def test_a_huge_message_is_cut_and_says_so(graded):
     for check in failing:
         assert len(check["message"]) <= SHOWN_CAP and "(cut: " in check["message"], len(check["message"])
     assert len(json.dumps(result.report)) < 20 * (MESSAGE_CAP + 200)
+
+
+def test_a_message_of_control_characters_keeps_the_cap_once_escaped(graded):
+    """Each control character is escaped as four (\\x1b): the cap is on what is shown, not on what was raised."""
+    failing = [c for c in graded["control_flood"].report["checks"] if c["status"] != "pass"]
+    assert failing
+    for check in failing:
+        assert len(check["message"]) <= SHOWN_CAP and "\\x1b" in check["message"] and not has_control(check["message"])
 
 
 def test_a_huge_message_is_cut_on_screen_and_in_the_store(quizapp_home):
