@@ -160,8 +160,10 @@ def run_one(reference, module, rank: int, device) -> dict:
     model.register_forward_hook(on_inner_forward)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=reference.LR, momentum=reference.MOMENTUM)
     lrs: list[list[float]] = []
-    instrument.watch_optimizer(optimizer,
-                               before_step=lambda: lrs.append([float(g["lr"]) for g in optimizer.param_groups]))
+    # The lr each update used: read by a post-hook registered before the learner's code, after any
+    # step pre-hook of theirs has changed it and before a post-hook of theirs can put it back.
+    optimizer.register_step_post_hook(lambda *_: lrs.append([float(g["lr"]) for g in optimizer.param_groups]))
+    instrument.watch_optimizer(optimizer)
     watched_step = optimizer.step
     step_params: list[list[float]] = []
 

@@ -69,8 +69,7 @@ def one_run(ctx, module, label):
 
 
 def runs(ctx):
-    return ctx.cached("runs", lambda: (one_run(ctx, ctx.solution, "your train_and_validate()"),
-                                       one_run(ctx, ctx.reference, "the fixed train_and_validate()")))
+    return drill.both_runs(ctx, one_run, "your train_and_validate()", "the fixed train_and_validate()")
 
 
 def losses(values) -> str:

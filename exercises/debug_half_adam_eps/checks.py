@@ -53,7 +53,6 @@ def one_run(ctx, module, label):
     def before(opt, args, kwargs):
         grads = [p.grad for p in params() if p.grad is not None]
         extra["steps"].append({
-            "eps": [float(g["eps"]) for g in optimizer.param_groups],
             "grads_finite": all(bool(torch.isfinite(g).all()) for g in grads),
             "dtypes": sorted({str(p.dtype).replace("torch.", "") for p in params()}),
         })
@@ -71,8 +70,7 @@ def one_run(ctx, module, label):
 
 
 def runs(ctx):
-    return ctx.cached("runs", lambda: (one_run(ctx, ctx.solution, "your train()"),
-                                       one_run(ctx, ctx.reference, "the fixed train()")))
+    return drill.both_runs(ctx, one_run, "your train()", "the fixed train()")
 
 
 def first_broken_step(trace):
@@ -125,13 +123,17 @@ def keeps_eps() -> drill.Keep:
     """Adam's eps stays what the grader set, at every step."""
 
     def problem(yours, fixed):
-        for i, (a, b) in enumerate(zip(yours.extra.get("steps", []), fixed.extra.get("steps", []))):
-            same = len(a["eps"]) == len(b["eps"]) and all(
-                math.isclose(x, y, rel_tol=1e-9) for x, y in zip(a["eps"], b["eps"]))
+        # The eps each update used (drill.run reads it after the learner's own step hooks have run).
+        for i, (a, b) in enumerate(zip(yours.settings, fixed.settings)):
+            mine, theirs = [g.get("eps") for g in a], [g.get("eps") for g in b]
+            same = len(mine) == len(theirs) and all(
+                isinstance(x, float) and math.isclose(x, y, rel_tol=1e-9) for x, y in zip(mine, theirs))
             if not same:
-                still = ", and the weights it updated are still float16" if "float16" in a["dtypes"] else ""
-                return (f"Adam's eps at step {i} was {fmt(a['eps'][0] if len(a['eps']) == 1 else a['eps'])} where the "
-                        f"grader's optimizer has {fmt(b['eps'][0])}: a larger eps survives float16 but changes every "
+                steps = yours.extra.get("steps", [])
+                still = (", and the weights it updated are still float16"
+                         if i < len(steps) and "float16" in steps[i]["dtypes"] else "")
+                return (f"Adam's eps at step {i} was {fmt(mine[0] if len(mine) == 1 else mine)} where the "
+                        f"grader's optimizer has {fmt(theirs[0])}: a larger eps survives float16 but changes every "
                         f"update{still}; keep eps as it is and keep the weights Adam updates in float32")
         return None
 

@@ -25,12 +25,13 @@ def one_run(ctx, module, label):
     model = ref.CosineClassifier().to(ctx.device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     data = ref.make_batches(DATA_SEED, ctx.device)
-    return drill.run(ctx, label, lambda: module.train(model, data, optimizer), model, optimizer)
+    extra: dict = {}
+    with drill.counting_float64(extra):
+        return drill.run(ctx, label, lambda: module.train(model, data, optimizer), model, optimizer, extra=extra)
 
 
 def runs(ctx):
-    return ctx.cached("runs", lambda: (one_run(ctx, ctx.solution, "your train()"),
-                                       one_run(ctx, ctx.reference, "the fixed train()")))
+    return drill.both_runs(ctx, one_run, "your train()", "the fixed train()")
 
 
 def symptom(ctx, yours, fixed):
@@ -49,4 +50,4 @@ def advice(yours, fixed):
 
 drill.register(CHECKS, runs=runs, symptom_id="loss-finite",
                symptom_title="Every loss of the 40 steps and every weight stays finite",
-               symptom=symptom, tolerance=TOLERANCE, advice=advice)
+               symptom=symptom, tolerance=TOLERANCE, advice=advice, keep=[drill.keeps_float32()])

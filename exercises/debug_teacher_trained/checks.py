@@ -82,8 +82,7 @@ def one_run(ctx, module, label):
 
 
 def runs(ctx):
-    return ctx.cached("runs", lambda: (one_run(ctx, ctx.solution, "your distill()"),
-                                       one_run(ctx, ctx.reference, "the fixed distill()")))
+    return drill.both_runs(ctx, one_run, "your distill()", "the fixed distill()")
 
 
 def teacher_change(extra) -> str | None:

@@ -1,9 +1,17 @@
 """Checks for debug_total_loss_graph: train the learner's script and the fixed one on the same MLP,
 training batches and held-out batch (built from the fixed script's own definitions, so an edited
-model or data cannot change the test). While they run, every tensor autograd saves for a backward
-pass is tracked (torch.autograd.graph.saved_tensors_hooks, with a weak reference to what each save
-packs), and at every optimizer step the grader counts the saved activations still alive and the
-forward passes they come from. Then it asks the drill's three questions (see quizapp.grading.drill).
+model or data cannot change the test). While they run, two things are tracked, and at every optimizer
+step the grader counts what is still alive:
+
+- the graphs themselves: every forward pass's first layer adds a zero times a fresh leaf to its output,
+  so that pass's graph holds that leaf (its AccumulateGrad node) for as long as the graph lives; a weak
+  reference to the leaf says whether the graph does. Only the graph's lifetime counts here, so no
+  saved-tensor hook of the learner's (save_on_cpu, checkpointing, identity hooks) can hide it;
+- the bytes: every tensor autograd saves (torch.autograd.graph.saved_tensors_hooks, a weak reference
+  to what each save packs). Only the innermost pair of such hooks runs, so the learner's own hide these;
+  the message then says so instead of naming a size.
+
+Then it asks the drill's three questions (see quizapp.grading.drill).
 
 drill.py has no memory measure; the tracker below is this drill's own."""
 
@@ -50,11 +58,28 @@ class SavedTracker:
         self.params = {p.untyped_storage().data_ptr() for p in model.parameters()}
         self.forwards = 0
         self.saved: list = []
+        self.graphs: list = []  # (weak reference to a forward pass's leaf, that pass's number)
+        # The step being taken is for this pass: its graph's nodes live on after backward (while `loss`
+        # refers to them) without being a leak.
+        self.training_forward = 0
         self.hooks = torch.autograd.graph.saved_tensors_hooks(self.pack, self.unpack)
-        self.handle = model.register_forward_pre_hook(self.on_forward)
+        first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+        # On a layer, not on the model: a forward called as model.forward(x) still runs its layers.
+        self.handles = [first.register_forward_pre_hook(self.on_forward), first.register_forward_hook(self.mark)]
 
     def on_forward(self, module, inputs):
         self.forwards += 1
+        if module.training:
+            self.training_forward = self.forwards
+
+    def mark(self, module, inputs, output):
+        """Tie a fresh leaf to this pass's graph: the graph holds it while the graph lives. Adding zero
+        leaves every value as it was (both runs are marked alike)."""
+        if not (torch.is_grad_enabled() and output.requires_grad):
+            return None  # no graph is built: nothing can be kept
+        leaf = torch.zeros((), dtype=output.dtype, device=output.device, requires_grad=True)
+        self.graphs.append((weakref.ref(leaf), self.forwards))
+        return output + leaf * 0
 
     def pack(self, tensor):
         saved = _Saved(tensor, self.forwards)
@@ -66,8 +91,9 @@ class SavedTracker:
         return saved.tensor
 
     def held(self) -> tuple[int, int, set]:
-        """(distinct activation tensors, their bytes, the forward passes they were saved in)."""
-        storages, passes = {}, set()
+        """(distinct activation tensors, their bytes, the forward passes whose graphs are alive)."""
+        self.graphs = [(ref, number) for ref, number in self.graphs if ref() is not None]
+        storages, passes = {}, {number for _, number in self.graphs if number != self.training_forward}
         alive = []
         for ref in self.saved:
             saved = ref()
@@ -104,12 +130,12 @@ def one_run(ctx, module, label):
             return drill.run(ctx, label, lambda: module.train(model, data, optimizer, val), model, optimizer,
                              extra=extra)
     finally:
-        tracker.handle.remove()
+        for handle in tracker.handles:
+            handle.remove()
 
 
 def runs(ctx):
-    return ctx.cached("runs", lambda: (one_run(ctx, ctx.solution, "your train()"),
-                                       one_run(ctx, ctx.reference, "the fixed train()")))
+    return drill.both_runs(ctx, one_run, "your train()", "the fixed train()")
 
 
 def mib(nbytes: int) -> str:
@@ -125,10 +151,16 @@ def symptom(ctx, yours, fixed):
     last = len(held) - 1
     growth = (held[last][1] - held[0][1]) / last if last > 0 else 0.0
     fixed_max = max((h[1] for h in fixed.extra["held"]), default=0)
+    if nbytes:
+        fail(f"the symptom is still there: memory grows every step. When step {worst} began, autograd still held the "
+             f"saved activations of {passes} earlier forward passes: {tensors} tensors, {mib(nbytes)}, kept for "
+             f"backward passes that never run (step 0: {held[0][2]} passes, {mib(held[0][1])}; about "
+             f"{mib(int(growth))} more each step). The fixed script holds at most {mib(fixed_max)} when a step begins")
     fail(f"the symptom is still there: memory grows every step. When step {worst} began, autograd still held the "
-         f"saved activations of {passes} earlier forward passes: {tensors} tensors, {mib(nbytes)}, kept for backward "
-         f"passes that never run (step 0: {held[0][2]} passes, {mib(held[0][1])}; about {mib(int(growth))} more each "
-         f"step). The fixed script holds at most {mib(fixed_max)} when a step begins")
+         f"graphs of {passes} earlier forward passes, kept for backward passes that never run (step 0: "
+         f"{held[0][2]}). Their size is out of the grader's sight: saved-tensor hooks of your own (save_on_cpu, "
+         f"checkpointing, or a pair of your own) move or hide what a graph saves, but the graph, and what it "
+         f"holds, lives on as long as something refers to it")
 
 
 def held_out_size(fixed) -> int:
@@ -173,9 +205,10 @@ def same_memory(ctx, yours, fixed):
     worst = max(held, key=lambda h: (h[2], h[1]), default=(0, 0, 0))
     if worst[2] > MAX_PASSES_HELD:
         fixed_max = max((h[1] for h in fixed.extra["held"]), default=0)
+        size = f"up to {mib(worst[1])} of saved activations" if worst[1] else "the graphs"
         fail(f"the losses and weights match the fixed script's, but its memory does not: when a step began, autograd "
-             f"held up to {mib(worst[1])} of saved activations from {worst[2]} earlier forward passes, where the fixed "
-             f"script holds at most {mib(fixed_max)}")
+             f"held {size} from {worst[2]} earlier forward passes, where the fixed script holds at most "
+             f"{mib(fixed_max)}")
 
 
 drill.register(CHECKS, runs=runs, symptom_id="memory-stays-flat",

@@ -29,11 +29,11 @@ CHECKS = Checks(Required("train", "(model, batches, optimizer) -> list[float]", 
 def watch_gradients(model, optimizer, extra: dict) -> list:
     """At every optimizer step, record the norm of the gradient it steps with ("used"), of the
     gradients the backward passes since the last step produced ("own"), and of their difference
-    ("carried": what was left in .grad from before); and the optimizer's settings and state size.
+    ("carried": what was left in .grad from before); and the optimizer's state size.
     Returns the hook handles, to remove after the run."""
     params = list(model.parameters())
     fresh: list = [None] * len(params)
-    extra.update(used=[], own=[], carried=[], hyper=[], state=[])
+    extra.update(used=[], own=[], carried=[], state=[])
 
     def on_grad(i):
         def hook(grad):
@@ -55,8 +55,6 @@ def watch_gradients(model, optimizer, extra: dict) -> list:
         extra["used"].append(math.sqrt(used))
         extra["own"].append(math.sqrt(own))
         extra["carried"].append(math.sqrt(carried))
-        extra["hyper"].append([(g.get("momentum"), g.get("weight_decay"), g.get("dampening"), g.get("nesterov"))
-                               for g in optimizer.param_groups])
         extra["state"].append(len(optimizer.state))
         for i in range(len(fresh)):
             fresh[i] = None
@@ -82,8 +80,7 @@ def one_run(ctx, module, label):
 
 
 def runs(ctx):
-    return ctx.cached("runs", lambda: (one_run(ctx, ctx.solution, "your train()"),
-                                       one_run(ctx, ctx.reference, "the fixed train()")))
+    return drill.both_runs(ctx, one_run, "your train()", "the fixed train()")
 
 
 def symptom(ctx, yours, fixed):
@@ -113,9 +110,11 @@ def keeps_optimizer_settings() -> drill.Keep:
 
     def problem(yours, fixed):
         names = ("momentum", "weight_decay", "dampening", "nesterov")
-        for i, (a, b) in enumerate(zip(yours.extra["hyper"], fixed.extra["hyper"])):
+        # The settings each update used (drill.run reads them after the learner's own step hooks have run).
+        for i, (a, b) in enumerate(zip(yours.settings, fixed.settings)):
             for group_a, group_b in zip(a, b):
-                for name, x, y in zip(names, group_a, group_b):
+                for name in names:
+                    x, y = group_a.get(name), group_b.get(name)
                     if x != y:
                         return (f"the optimizer's {name} at step {i} was {fmt(x)} where the fixed script uses "
                                 f"{fmt(y)}: changing the optimizer damps the symptom, it does not remove its cause")

@@ -16,11 +16,16 @@ Three checks follow from the two traces, in this order:
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import itertools
 import math
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from quizapp.grading import instrument
 from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, listed, nothing_to_check, plain
@@ -36,7 +41,7 @@ class Trace:
 
     returned: object
     losses: list[float]            # the per-step losses it returned, as floats ([] if it returned none)
-    lrs: list[list[float]]         # every param group's lr as each optimizer step was entered
+    lrs: list[list[float]]         # every param group's lr as each optimizer step used it
     steps: int                     # optimizer steps that ran (a GradScaler's skipped steps excluded)
     scaler_steps: int              # scaler.step() calls (taken or skipped)
     forwards: list[dict]           # per forward of the watched model: n, training, autocast(_dtype), out_dtype
@@ -46,6 +51,8 @@ class Trace:
     buffers: dict[str, torch.Tensor] = field(default_factory=dict)  # final buffers (BatchNorm statistics...)
     events: list[Event] = field(default_factory=list)  # the instrument log of the run
     extra: dict = field(default_factory=dict)          # what a drill's own hooks recorded
+    # every param group's settings (lr, momentum, eps, betas...) as each optimizer step used them
+    settings: list[list[dict]] = field(default_factory=list)
 
     def of(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e.kind in kinds]
@@ -82,6 +89,53 @@ def counting_nan_to_num() -> Iterator[list[int]]:
             setattr(owner, name, real)
 
 
+class _Float64Ops(TorchDispatchMode):
+    """Counts the aten operations that produce a float64 tensor (forward and backward alike): seen at
+    the dispatcher, however the computation was reached."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if any(isinstance(t, torch.Tensor) and t.dtype == torch.float64 for t in _flat(out)):
+            self.count += 1
+        return out
+
+
+def _flat(value):
+    return value if isinstance(value, (list, tuple)) else (value,)
+
+
+@contextlib.contextmanager
+def counting_float64(extra: dict) -> Iterator[None]:
+    """While inside, count into extra["float64_ops"] the operations that compute in float64."""
+    mode = _Float64Ops()
+    try:
+        with mode:
+            yield
+    finally:
+        extra["float64_ops"] = mode.count
+
+
+def keeps_float32() -> Keep:
+    """The computation stays in the fixed script's precision: float64 only moves an underflow further
+    out (exp underflows near -745 in float64, near -104 in float32); the stable form never forms it.
+    Needs one_run to run inside `counting_float64`."""
+
+    def problem(yours: Trace, fixed: Trace) -> str | None:
+        mine, theirs = yours.extra.get("float64_ops", 0), fixed.extra.get("float64_ops", 0)
+        if mine > theirs:
+            return (f"{plural(mine, 'operation')} computed in float64 where the fixed script computes none: the same "
+                    "formula in float64 only moves the underflow further out (exp(x) is 0 in float64 from about "
+                    "x = -745, in float32 from about -104), so larger logits bring the NaN back; a form that never "
+                    "builds the probability (log_softmax, logsumexp) is finite at any scale")
+        return None
+
+    return Keep("float32 computation", problem)
+
+
 def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Module,
         optimizer: torch.optim.Optimizer, *, extra: dict | None = None) -> Trace:
     """Run `call()` (the training function, on `model` and `optimizer`) and record what it did.
@@ -90,8 +144,12 @@ def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Mo
     fill during the run; it comes back as `Trace.extra`.
     """
     LOG.reset(ctx.device.type)
-    lrs: list[list[float]] = []
-    instrument.watch_optimizer(optimizer, before_step=lambda: lrs.append([float(g["lr"]) for g in optimizer.param_groups]))
+    settings: list[list[dict]] = []
+    # Read after the update, by a step post-hook registered before the learner's code runs: the learner's
+    # own pre-hooks (which may change lr or eps for the update) have run by then, and a post-hook of
+    # theirs (which may put the value back) runs only after this one.
+    used = optimizer.register_step_post_hook(lambda *_: settings.append(group_settings(optimizer)))
+    instrument.watch_optimizer(optimizer)
     forwards: list[dict] = []
 
     def on_forward(module, inputs, output):
@@ -110,15 +168,62 @@ def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Mo
             returned = call()
     finally:
         handle.remove()
+        used.remove()
     returned = plain(returned)
     named = list(model.named_parameters())
     return Trace(
-        returned=returned, losses=as_losses(returned), lrs=lrs,
+        returned=returned, losses=as_losses(returned), lrs=[[g["lr"] for g in step] for step in settings],
+        settings=settings,
         steps=len(LOG.of("opt.step")), scaler_steps=len(LOG.of("scaler.step")), forwards=forwards,
         nan_to_num=calls[0], params=[p.detach().clone() for _, p in named], names=[n for n, _ in named],
         buffers={n: b.detach().clone() for n, b in model.named_buffers()},
         events=list(LOG.events), extra=extra if extra is not None else {},
     )
+
+
+def group_settings(optimizer: torch.optim.Optimizer) -> list[dict]:
+    """Each param group's settings as plain values (a tensor lr as a float), its parameters left out."""
+    def value(v):
+        if isinstance(v, torch.Tensor) and v.numel() == 1:
+            return float(v.detach().double().item())
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    return [{k: value(v) for k, v in group.items() if k != "params"} for group in optimizer.param_groups]
+
+
+def both_runs(ctx: Context, one_run: Callable, yours: str, fixed: str) -> tuple[Trace, Trace]:
+    """(your run, the fixed run), computed once per grade. The fixed run goes first, on the fixed script
+    loaded anew: what the learner's code does to the definitions it is handed (patching
+    `type(model).forward`, the fixed module's globals), at import or while it trains, reaches neither
+    the fixed run's classes nor its result. `one_run(ctx, module, label)` builds from `ctx.reference`."""
+
+    def go():
+        fresh = fresh_fixed_script(ctx)
+        handed = ctx.reference
+        ctx.reference = fresh
+        try:
+            fixed_run = one_run(ctx, fresh, fixed)
+        finally:
+            ctx.reference = handed
+        return one_run(ctx, ctx.solution, yours), fixed_run
+
+    return ctx.cached("runs", go)
+
+
+_FRESH_NAMES = itertools.count()
+
+
+def fresh_fixed_script(ctx: Context):
+    """The exercise's reference.py loaded again, as a module no other code holds."""
+    name = f"quizapp_fixed_script_{next(_FRESH_NAMES)}"
+    spec = importlib.util.spec_from_file_location(name, Path(ctx.exercise_dir) / "reference.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while a class is made
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
 
 
 def as_losses(value) -> list[float]:

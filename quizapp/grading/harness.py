@@ -215,17 +215,24 @@ class Context:
         except (CheckFailed, CheckSkipped):
             raise
         except BaseException as exc:
-            with contextlib.suppress(Exception):  # an exception type that refuses attributes
-                exc.quizapp_inputs = [inputs, *getattr(exc, "quizapp_inputs", [])]
+            _GIVEN[id(exc)] = (exc, [inputs, *_given_to(exc)])
             raise
+
+
+# The inputs each error was raised with, kept here, never on the exception: an attribute of the
+# exception's would be the solution's to set, and the "with INPUTS:" prefix then its to write. Keyed
+# by id, with the exception itself held so that the id cannot be reused while the grade runs.
+_GIVEN: dict[int, tuple[BaseException, list[str]]] = {}
+
+
+def _given_to(exc: BaseException) -> list[str]:
+    entry = _GIVEN.get(id(exc))
+    return entry[1] if entry is not None and entry[0] is exc else []
 
 
 def error_inputs(exc: BaseException) -> str:
     """'with INPUTS: ' for an error raised inside `Context.given`, else ''."""
-    try:
-        inputs = [str(i) for i in getattr(exc, "quizapp_inputs", []) or [] if i]
-    except Exception:  # noqa: BLE001 - a learner's exception with a strange __getattr__
-        return ""
+    inputs = [i for i in _given_to(exc) if i]
     return f"with {'; '.join(dict.fromkeys(inputs))}: " if inputs else ""
 
 

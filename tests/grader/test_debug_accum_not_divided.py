@@ -40,6 +40,9 @@ COSMETIC = {
 # cosmetic fixes that happen to train the same model: honest-fix names them, the training matches
 SAME_TRAINING = {
     "lr_over_accum_steps": ("the learning rate at step 0 was 0.0125 where the fixed script uses 0.1",),
+    # the same, hidden in step hooks that divide the lr for the update and put it back after: the lr
+    # is read as the update used it
+    "lr_divided_by_hooks": ("the learning rate at step 0 was 0.0125 where the fixed script uses 0.1",),
     "concat_micro_batches": ("20 forward passes ran on 128 samples where the fixed script runs micro-batches of [16]",
                              "joining the micro-batches"),
 }

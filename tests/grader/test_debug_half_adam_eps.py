@@ -35,6 +35,9 @@ COSMETIC = {
     "fewer_steps": (("1 forward pass where the fixed script runs 40",), False),
     "eps_raised": (("Adam's eps at step 0 was 0.0001 where the grader's optimizer has 1e-08",
                     "the weights it updated are still float16"), True),
+    # the same in step hooks that raise eps for the update and put it back after: read as the update used it
+    "eps_raised_by_hooks": (("Adam's eps at step 0 was 0.0001 where the grader's optimizer has 1e-08",
+                             "the weights it updated are still float16"), True),
     "no_mixed_precision": ((FLOAT16_NAMED.format("float32"),), True),
     "bfloat16_autocast": ((FLOAT16_NAMED.format("bfloat16"),), True),
 }

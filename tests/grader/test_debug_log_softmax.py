@@ -39,6 +39,18 @@ NEAR_MISSES = {
     "clamped_probs": ("your loss is 19.48 where the exact cross-entropy is 26.24",),
 }
 ALTERNATIVES = ["ok_log_softmax_nll", "ok_logsumexp"]
+# the same formula in float64: finite here, and within the tolerance of the fixed run, but the
+# underflow is only moved further out; honest-fix names it (seen at the dispatcher)
+SAME_TRAINING = {
+    "float64_probs": ("640 operations computed in float64 where the fixed script computes none",
+                      "larger logits bring the NaN back"),
+}
+# the bug left in place and the model handed over tamed (the defining module's logit scale, or its
+# class's forward): the fixed run, built first from the fixed script loaded anew, does not follow
+TAMPERED = {
+    "patches_fixed_module": "the loss at step 0 is 1.67212 where the fixed script's is 26.2357",
+    "patches_model_class": "the loss at step 0 is 1.67212 where the fixed script's is 26.2357",
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -47,7 +59,8 @@ def _graded_up_front():
 
 
 def test_every_buggy_file_is_listed():
-    assert {p.stem for p in BUGGY.glob("*.py")} == set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES) | {DOES_NOTHING}
+    assert {p.stem for p in BUGGY.glob("*.py")} == (set(COSMETIC) | set(NEAR_MISSES) | set(ALTERNATIVES) | set(SAME_TRAINING)
+                                                   | set(TAMPERED) | {DOES_NOTHING})
 
 
 def test_reference_passes():
@@ -77,3 +90,20 @@ def test_capped_loss_is_named(name):
     assert checks[SYMPTOM]["status"] == "pass" and checks["honest-fix"]["status"] == "pass"
     assert checks["matches-fixed-run"]["status"] == "fail"
     assert all(w in checks["matches-fixed-run"]["message"] for w in NEAR_MISSES[name]), checks["matches-fixed-run"]
+
+
+@pytest.mark.parametrize("name", sorted(SAME_TRAINING))
+def test_float64_is_named_though_the_training_matches(name):
+    code, report = graded(BUGGY / f"{name}.py")
+    checks = {c["id"]: c for c in report["checks"]}
+    assert code == 1 and checks[SYMPTOM]["status"] == "pass"
+    assert checks["honest-fix"]["status"] == "fail"
+    assert all(w in checks["honest-fix"]["message"] for w in SAME_TRAINING[name]), checks["honest-fix"]
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERED))
+def test_a_tamed_model_does_not_tame_the_fixed_run(name):
+    code, report = graded(BUGGY / f"{name}.py")
+    checks = {c["id"]: c for c in report["checks"]}
+    assert code == 1 and checks["matches-fixed-run"]["status"] == "fail"
+    assert TAMPERED[name] in checks["matches-fixed-run"]["message"], checks["matches-fixed-run"]

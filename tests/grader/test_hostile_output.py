@@ -28,7 +28,8 @@ def has_control(text: str) -> bool:
 
 @pytest.fixture(scope="module", params=["cold", "warm"])
 def graded(request):
-    names = ["terminal_escapes", "huge_message", "control_flood", "exit_code_bad_repr", "exit_code_bad_repr_at_import"]
+    names = ["terminal_escapes", "huge_message", "control_flood", "forged_inputs", "exit_code_bad_repr",
+             "exit_code_bad_repr_at_import"]
     results = (grade_many if request.param == "cold" else grade_warm_many)([(str(HOSTILE / f"{n}.py"),) for n in names])
     return dict(zip(names, results))
 
@@ -68,6 +69,13 @@ def test_a_huge_message_is_cut_and_says_so(graded):
     for check in failing:
         assert len(check["message"]) <= SHOWN_CAP and "(cut: " in check["message"], len(check["message"])
     assert len(json.dumps(result.report)) < 20 * (MESSAGE_CAP + 200)
+
+
+def test_only_the_grader_names_the_inputs_an_error_came_from(graded):
+    failing = [c for c in graded["forged_inputs"].report["checks"] if c["status"] != "pass"]
+    assert failing and any("Forged: boom" in c["message"] for c in failing)
+    assert all("it is correct" not in c["message"] for c in failing), [c["message"] for c in failing]
+    assert any(c["message"].startswith("with ") for c in failing)  # the grader's own prefix is still there
 
 
 def test_a_message_of_control_characters_keeps_the_cap_once_escaped(graded):
