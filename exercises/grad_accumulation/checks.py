@@ -111,10 +111,14 @@ def solution_run(ctx, scenario, opt_name, clip=None) -> Run:
         forwards = []
 
         def hook(module, inputs, output):
+            if not torch.is_grad_enabled():
+                return  # builds no graph: nothing to accumulate
             forwards.append(int(inputs[0].shape[0]))
             LOG.add("forward", n=int(inputs[0].shape[0]))
 
-        handle = model.register_forward_hook(hook)
+        # On the first layer, not on the model: model.forward(x) skips the model's own hooks but
+        # still calls its layers.
+        handle = model[0].register_forward_hook(hook)
         LOG.watched_params = list(model.parameters())
         try:
             with ctx.given(f"{len(sizes)} micro-batches of sizes {sizes}, accum_steps={k}, max_grad_norm={clip}"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 import re
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, NoReturn
 
-from quizapp.grading.child import load_module
+from quizapp.grading.child import load_module, type_name
 
 
 class CheckFailed(Exception):
@@ -155,11 +156,13 @@ class Checks:
 
 class SolutionView:
     """The learner's module as the checks see it: what its functions return comes back plain (see
-    `plain`), and a CheckSkipped out of them is the solution's, never a skip. Everything else (its
-    classes, `__file__`) is the module's own."""
+    `plain`), and a CheckSkipped out of them is the solution's, never a skip. Its classes are its own
+    (checks ask isinstance of them), but the methods each defines return plain values too: see
+    `plain_methods`, applied here once, the one place values cross from the learner's objects."""
 
     def __init__(self, module):
         object.__setattr__(self, "_module", module)
+        plain_methods(module)
 
     def __getattr__(self, name):
         value = getattr(object.__getattribute__(self, "_module"), name)
@@ -181,6 +184,49 @@ class SolutionView:
 
     def __repr__(self) -> str:
         return f"<the solution {object.__getattribute__(self, '_module')!r}>"
+
+
+def plain_methods(module) -> None:
+    """Make every method of every class the module defines return plain values (a forward's output, a
+    scaler's scaled loss, an early stopper's answer): the wrapped method returns its result itself
+    when nothing in it needs converting, so honest code keeps the objects it returns."""
+    name = getattr(module, "__name__", None)
+    for value in list(vars(module).values()):
+        if not inspect.isclass(value) or real_dict(value).get("__module__") != name:
+            continue
+        for attr, member in list(real_dict(value).items()):
+            if not isinstance(member, types.FunctionType) or getattr(member, "_quizapp_plain", False):
+                continue
+            if attr.startswith("__") and attr != "__call__":
+                continue  # __init__, __repr__, comparisons: not results a check reads
+            type.__setattr__(value, attr, _returns_plain(member))
+
+
+def _returns_plain(method):
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        result = method(*args, **kwargs)
+        return plain(result) if needs_plain(result) else result
+
+    wrapper._quizapp_plain = True
+    return wrapper
+
+
+def needs_plain(value, depth: int = 0) -> bool:
+    """Whether `plain` would change `value`: a subclass of a tensor, number, string or container,
+    or a container holding one (looked into a few levels deep)."""
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str, complex):
+        return False
+    torch = sys.modules.get("torch")
+    if torch is not None and (kind is torch.Tensor or kind is torch.nn.Parameter):
+        return False
+    if kind in (list, tuple):
+        return depth < 3 and any(needs_plain(v, depth + 1) for v in value)
+    if kind is dict:
+        return depth < 3 and any(needs_plain(k, depth + 1) or needs_plain(v, depth + 1) for k, v in value.items())
+    mro = real_mro(kind)
+    return (torch is not None and torch.Tensor in mro) or any(base in mro for base, _ in _PLAIN_BASES)
 
 
 class Context:
@@ -246,8 +292,11 @@ def signature_problem(obj, req: Required) -> str | None:
         target = obj.__init__
         args = (None,) + req.sample_args
     else:
-        if not callable(obj):
-            return f"`{req.name}` must be a function; expected {req.name}{req.signature}"
+        # A class is callable too, but what its __new__ returns never passes through the view that
+        # makes a function's results plain: where a function is asked for, a class is refused.
+        if inspect.isclass(obj) or not callable(obj):
+            what = "a class" if inspect.isclass(obj) else f"a {type_name(obj)}"
+            return f"`{req.name}` must be a function, not {what}; expected def {req.name}{req.signature}"
         target, args = obj, req.sample_args
     try:
         sig = inspect.signature(target)
@@ -270,7 +319,7 @@ def plain(value):
     kind = type(value)  # never value.__class__, which an object may fake
     if value is None or kind in (bool, int, float, str, complex):
         return value
-    mro = kind.__mro__
+    mro = real_mro(kind)
     torch = sys.modules.get("torch")
     if torch is not None and torch.Tensor in mro:
         return _plain_tensor(value, torch)
@@ -291,11 +340,26 @@ _PLAIN_BASES = (  # each converts through the base type's own method, never one 
 )
 
 
+def real_mro(kind: type) -> tuple:
+    """`kind`'s method resolution order as the interpreter uses it, read past a metaclass that
+    answers `__mro__` (or `__dict__`) its own way."""
+    return _TYPE_MRO.__get__(kind)
+
+
+def real_dict(kind: type):
+    return _TYPE_DICT.__get__(kind)
+
+
+_TYPE_MRO = type.__dict__["__mro__"]
+_TYPE_DICT = type.__dict__["__dict__"]
+
+
 def _plain_tensor(value, torch):
     kind = type(value)
     if kind is torch.Tensor or kind is torch.nn.Parameter:
         return value
-    own_dispatch = next((c for c in kind.__mro__ if c is not torch.Tensor and "__torch_dispatch__" in vars(c)), None)
+    own_dispatch = next((c for c in real_mro(kind)
+                         if c is not torch.Tensor and "__torch_dispatch__" in real_dict(c)), None)
     if own_dispatch is not None:
         fail(f"the solution returned a {kind.__name__}, a torch.Tensor subclass that runs its own operations "
              "(__torch_dispatch__); return a plain torch.Tensor")

@@ -111,15 +111,19 @@ class RecordingCudaGradScaler(_Recording, _real_cuda_scaler):
 
 # -- backward, clipping ---------------------------------------------------------------------
 
-_real_backward = torch.Tensor.backward
+_real_backward = torch.autograd.backward
 _real_clip = torch.nn.utils.clip_grad_norm_
 
 
-def _recording_backward(self, *args, **kwargs):
-    LOG.add("backward", autocast=autocast_on(), dtype=self.dtype, value=_item(self), tensor_id=id(self),
-            grads_zero=grads_all_zero(LOG.watched_params),
-            params=[p.detach().clone() for p in LOG.watched_params])
-    return _real_backward(self, *args, **kwargs)
+def _recording_backward(tensors, *args, **kwargs):
+    """torch.autograd.backward, which Tensor.backward calls too: one place sees `loss.backward()` and
+    `torch.autograd.backward(loss)` alike."""
+    first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
+    if isinstance(first, torch.Tensor):
+        LOG.add("backward", autocast=autocast_on(), dtype=first.dtype, value=_item(first), tensor_id=id(first),
+                grads_zero=grads_all_zero(LOG.watched_params),
+                params=[p.detach().clone() for p in LOG.watched_params])
+    return _real_backward(tensors, *args, **kwargs)
 
 
 def _recording_clip(parameters, max_norm, *args, **kwargs):
@@ -143,7 +147,7 @@ def install() -> None:
     torch.GradScaler = RecordingGradScaler
     torch.cuda.amp.GradScaler = RecordingCudaGradScaler
     torch.cuda.amp.grad_scaler.GradScaler = RecordingCudaGradScaler
-    torch.Tensor.backward = _recording_backward
+    torch.autograd.backward = _recording_backward
     torch.nn.utils.clip_grad_norm_ = _recording_clip
     torch.nn.utils.clip_grad.clip_grad_norm_ = _recording_clip
 

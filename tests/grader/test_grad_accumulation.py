@@ -88,3 +88,13 @@ def test_split_trailing_group_message_shows_the_split():
     _, report = grade(BUGGY / "splits_trailing_group.py")
     message = next(c["message"] for c in report["checks"] if c["id"] == "optimizer-steps")
     assert "accum_steps=4" in message and "saw [4, 2, 1]" in message and "split into 2 steps" in message
+
+
+def test_a_concatenated_group_behind_throw_away_micro_batches_is_seen():
+    """One big batch per group through model.forward(x) and torch.autograd.backward, with a throw-away
+    forward and zero backward per micro-batch for the recorders: forwards are recorded at the first
+    layer (model.forward still calls it) and backward at torch.autograd.backward (Tensor.backward calls it)."""
+    code, report = grade(Path(__file__).parent / "hostile" / "accumulation_unseen.py")
+    checks = {c["id"]: c for c in report["checks"]}
+    assert code == 1 and checks["one-micro-batch-at-a-time"]["status"] == "fail"
+    assert "saw [8, 8, 8, 8, 32, 8, 2, 10]" in checks["one-micro-batch-at-a-time"]["message"], checks

@@ -14,7 +14,7 @@ from quizapp.grading.result import CheckResult, overall_status
 HOSTILE = Path(__file__).parent / "hostile"
 SKIPPERS = ["skip_imported", "skip_sys_modules", "skip_fake_filename", "skip_from_method"]
 CHECK_COUNT = {"skip_from_method": 7}
-LIARS = ["lying_isclose", "lying_item"]
+LIARS = ["lying_isclose", "lying_item", "mro_liar", "class_for_function"]
 
 
 @pytest.fixture(scope="module", params=["cold", "warm"])
@@ -51,6 +51,63 @@ def test_a_tensor_whose_item_equals_anything_fails(graded):
     result = graded["lying_item"]
     assert result.code == 1
     assert result.status("value-matches-torch") == "fail", result.check("value-matches-torch")
+
+
+def test_a_tensor_whose_metaclass_hides_its_bases_is_made_plain(graded):
+    """Its metaclass answers __mro__ without torch.Tensor: read past it, the value is the zero it holds."""
+    result = graded["mro_liar"]
+    assert result.code == 1 and result.report["status"] == "fail"
+    assert result.status("per-tensor-matches-torch") == "fail"
+    assert result.status("per-channel-matches-torch") == "fail"
+    assert result.status("round-half-even") == "fail"
+
+
+def test_a_class_where_a_function_is_asked_for_is_refused(graded):
+    result = graded["class_for_function"]
+    assert result.code == 1 and result.report["status"] == "error" and not result.report["checks"]
+    assert "must be a function, not a class" in result.report["message"]
+
+
+def test_the_methods_of_the_solutions_classes_return_plain_values():
+    """The one place values cross from the learner's objects (a forward, a scaler's scaled loss, an
+    early stopper's answer): subclasses come back as their base types; honest results as they are."""
+    import types as pytypes
+
+    import torch
+
+    from quizapp.grading.harness import SolutionView
+
+    class Sneaky(torch.Tensor):
+        pass
+
+    class Meta(type):
+        @property
+        def __mro__(cls):
+            return (cls, object)
+
+    class Lies(float, metaclass=Meta):
+        pass
+
+    module = pytypes.ModuleType("solution")
+    kept = [1.0, 2.0]
+
+    class Thing:
+        def forward(self):
+            return torch.ones(2).as_subclass(Sneaky)
+
+        def answer(self):
+            return Lies(0.5)
+
+        def history(self):
+            return kept
+
+    Thing.__module__ = "solution"
+    module.Thing = Thing
+    view = SolutionView(module)
+    thing = view.Thing()
+    assert type(thing.forward()) is torch.Tensor and type(thing.answer()) is float
+    assert thing.history() is kept  # nothing to convert: the object itself
+    assert view.Thing is Thing  # the class stays the learner's: isinstance checks still hold
 
 
 # -- plain(): what comes back from a solution -------------------------------------------------------

@@ -112,9 +112,11 @@ def test_a_solution_dies_with_its_killed_grader(sig, inherited, tmp_path):
     hangup stops the grade even when whoever started the grader ignored SIGHUP (nohup, some CI runners)."""
     solution = tmp_path / "loop.py"
     solution.write_text(LOOP)
+    temp = tmp_path / "temp"  # where the grader makes the grade's folder
+    temp.mkdir()
     grader = subprocess.Popen([sys.executable, "-m", "quizapp", "grade", str(solution), "--timeout", "300"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                              preexec_fn=inherited)
+                              preexec_fn=inherited, env={**os.environ, "TMPDIR": str(temp)})
     try:
         # Every wait below ends on an event (the solution seen, the grader gone, the solution gone); the
         # deadlines only bound a broken run, sized for a loaded 2-core machine.
@@ -131,8 +133,9 @@ def test_a_solution_dies_with_its_killed_grader(sig, inherited, tmp_path):
         while time.monotonic() < deadline and any(alive(pid) for pid in solution_pids):
             time.sleep(0.2)
         assert not any(alive(pid) for pid in solution_pids)
-        if sig == signal.SIGHUP:  # a hangup is a clean stop: the grader says so in its exit status
+        if sig == signal.SIGHUP:  # a hangup is a clean stop: the grader says so, and leaves no folder behind
             assert grader.returncode == 1
+            assert list(temp.iterdir()) == []
     finally:
         for pid in descendants(grader.pid) | {grader.pid}:
             try:
