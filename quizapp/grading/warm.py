@@ -126,6 +126,9 @@ class WarmGrader:
         if self.failure is not None or (self._proc is not None and self._proc.poll() is None):
             return
         self._discard()
+        if not os.access(self.python, os.X_OK):  # inside bwrap the exec would fail out of our sight
+            self.failure = f"could not start the warm grader: no Python to run at {self.python}"
+            return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cmd = [self.python, "-m", "quizapp.grading.zygote", "--control", str(theirs.fileno())]
         env = child_env()
