@@ -76,6 +76,33 @@ def child_pids() -> set[int]:
     return found
 
 
+def tree_rss_mb(roots: set[int]) -> float:
+    """The resident memory, in MB, of the processes in `roots` and all their descendants (Linux: read
+    from /proc; 0 elsewhere)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0.0
+    children: dict[int, list[int]] = {}
+    for entry in proc.glob("[0-9]*/stat"):
+        try:
+            ppid = int(entry.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.parent.name))
+    seen, todo, pages = set(), list(roots), 0
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            pages += int((proc / str(pid) / "statm").read_text().split()[1])
+        except (OSError, ValueError, IndexError):
+            pass  # ended meanwhile
+        todo.extend(children.get(pid, ()))
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def stop_escaped(keep: set[int], within_s: float = SWEEP_S) -> None:
     """Kill and reap our children but `keep` (say, those we had before the grade); their own orphans
     come to us as each parent dies, so this goes on until none is left: a chain of processes that each

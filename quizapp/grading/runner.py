@@ -37,6 +37,7 @@ from quizapp.grading.processes import (
     extra_writable,
     kill_group,
     stop_escaped,
+    tree_rss_mb,
 )
 from quizapp.grading.result import (
     CHECK_STATUSES,
@@ -55,6 +56,7 @@ OUTPUT_CAP = 64 * 1024
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_MB = 8192
 POLL_S = 0.02
+MEMORY_CHECK_S = 0.5  # how often the memory all the grade's processes hold is added up
 LINE_LIMIT = 16 * 1024 * 1024  # one event line; a check's curves are a few kilobytes
 TAMPERED = "the result channel was tampered with"
 
@@ -217,7 +219,7 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     args = child_args(exercise_dir, private, device, memory_mb)
     channel = Channel()
     proc = warm.spawn(args, workdir, env, device=device, channel=channel.theirs) if warm is not None else None
-    reaping, contained = False, None
+    reaping, contained, ours_before = False, None, set()
     if proc is not None:
         state.layers = (contain.describe(own_pids=False) if warm.contained
                         else f"no kernel namespaces (a warm grade: {warm.uncontained_because})")
@@ -242,6 +244,7 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     collector = OutputCollector(proc.stdout)
     collector.start()
     reason = None
+    memory_checked = time.monotonic()
     try:
         while proc.poll() is None:
             state.feed(channel.new_events())
@@ -251,6 +254,16 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
             if cancel is not None and cancel.is_set():
                 reason = "cancelled"
                 break
+            if memory_mb and time.monotonic() - memory_checked >= MEMORY_CHECK_S:
+                # Each process has its own address-space cap; what they hold together is watched here,
+                # so that processes a solution starts share the grade's memory instead of multiplying it.
+                memory_checked = time.monotonic()
+                roots = {proc.pid} | ((child_pids() - ours_before) if reaping else set())
+                held = tree_rss_mb(roots)
+                if held > memory_mb:
+                    reason = (f"the grade's processes together held {held:,.0f} MB, more than the {memory_mb:,} MB a "
+                              "grade may use (the processes a solution starts share it); the grade was stopped")
+                    break
             channel.wait(POLL_S)
         if reason is None:
             state.feed(channel.new_events())  # what the child wrote before it ended

@@ -148,3 +148,23 @@ def test_a_save_is_a_change_of_content_never_of_time(tmp_path):
     assert file_state(path) != first
     path.unlink()
     assert file_state(path) is None
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the memory held is read from /proc")
+@pytest.mark.parametrize("way", ["cold", "landlock-only", "warm"])
+def test_processes_a_grade_starts_share_its_memory(way, monkeypatch):
+    """Each process's address space is capped on its own; the grade's processes together are held to
+    the same figure, so that starting processes does not multiply it."""
+    started = time.monotonic()
+    if way == "landlock-only":
+        monkeypatch.setenv(contain.OFF_ENV, "1")
+    warm = WarmGrader() if way == "warm" else None
+    try:
+        report = grade(Path(__file__).parent / "hostile" / "memory_in_children.py", LABEL_SMOOTHING,
+                       exercise_id="label_smoothing", warm=warm, memory_mb=1500, timeout=100)
+    finally:
+        if warm is not None:
+            warm.close()
+    assert report.status == "error", report.message
+    assert "the grade's processes together held" in report.message and "more than the 1,500 MB" in report.message
+    assert time.monotonic() - started < 90  # stopped for its memory, long before its children's sleep ends

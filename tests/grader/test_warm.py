@@ -46,6 +46,30 @@ def test_warm_grade_equals_cold_grade(both_ways, path):
     assert comparable(warm.report) == comparable(cold.report)
 
 
+# The tricks that fooled a check or a drill, each now caught: caught warm as cold (their own tests
+# grade them cold; here the warm grade must give the same report).
+BUGGY_ROOT = Path(__file__).parent / "buggy"
+CAUGHT = [BUGGY_ROOT / name for name in (
+    "debug_total_loss_graph/hidden_by_save_on_cpu.py", "debug_total_loss_graph/hidden_by_checkpointing.py",
+    "debug_accum_not_divided/lr_divided_by_hooks.py", "debug_half_adam_eps/eps_raised_by_hooks.py",
+    "debug_log_softmax/float64_probs.py", "debug_log_softmax/patches_model_class.py",
+    "label_smoothing/uses_builtin_through_aten.py", "label_smoothing/uses_builtin_captured.py")] + [
+    Path(__file__).parent / "hostile" / "accumulation_unseen.py"]
+
+
+@pytest.fixture(scope="module")
+def caught_both_ways():
+    jobs = [(str(f),) for f in CAUGHT]
+    return dict(zip(CAUGHT, zip(grade_cold_many(jobs), grade_warm_many(jobs))))
+
+
+@pytest.mark.parametrize("path", CAUGHT, ids=label)
+def test_a_caught_trick_is_caught_warm_too(caught_both_ways, path):
+    cold, warm = caught_both_ways[path]
+    assert cold.code == warm.code == 1
+    assert comparable(warm.report) == comparable(cold.report)
+
+
 def test_the_zygote_imported_torch_and_every_checks_module_and_has_one_thread(tmp_path):
     probe = tmp_path / "probe.py"
     out = tmp_path / "seen.txt"
