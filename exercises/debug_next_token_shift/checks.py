@@ -44,7 +44,8 @@ def next_token_report(model, ref, device) -> dict:
         copies = (guess == tokens).float().mean().item()
         previous = (guess[:, 1:] == tokens[:, :-1]).float().mean().item()
         right = (guess[:, :-1] == tokens[:, 1:]).float().mean().item()
-    return {"heldout": loss, "copies": copies, "previous": previous, "right": right}
+        after_next = (guess[:, :-2] == tokens[:, 2:]).float().mean().item()
+    return {"heldout": loss, "copies": copies, "previous": previous, "right": right, "after_next": after_next}
 
 
 def one_run(ctx, module, label):
@@ -79,15 +80,34 @@ def symptom(ctx, yours, fixed):
     fail("the symptom is still there: " + "; ".join(said))
 
 
+# What the trained model guesses most, past this share of positions, names what its targets were.
+LEARNED = 0.5
+
+
 def advice(yours, fixed):
     """The step-0 loss is the same model on the same batch: a different value means different
-    positions or targets are scored."""
-    if yours.losses and fixed.losses and abs(yours.losses[0] - fixed.losses[0]) > 1e-4 * abs(fixed.losses[0]):
-        return (f"at step 0, on the same model and batch, your loss is {yours.losses[0]:.4f} where the next-token "
-                f"loss is {fixed.losses[0]:.4f}: score the logits of positions 0 to length-2 against tokens 1 to "
-                "length-1, each position once; the last position has no next token (torch.roll wraps the first "
-                "token round to it), and the targets are shifted once, not twice")
-    return None
+    positions or targets are scored. What the trained model learned to guess says which."""
+    if not (yours.losses and fixed.losses and abs(yours.losses[0] - fixed.losses[0]) > 1e-4 * abs(fixed.losses[0])):
+        return None
+    at_start = (f"at step 0, on the same model and batch, your loss is {yours.losses[0]:.4f} where the next-token "
+                f"loss is {fixed.losses[0]:.4f}")
+    learned = yours.extra
+    if learned.get("previous", 0) > LEARNED:
+        return (f"{at_start}, and the trained model guesses the token before the one it was given "
+                f"{learned['previous']:.0%} of the time: the targets are shifted the wrong way (position t scored "
+                "against token t - 1); score logits[:, :-1] against tokens[:, 1:]")
+    if learned.get("after_next", 0) > LEARNED:
+        return (f"{at_start}, and the trained model guesses the token after next {learned['after_next']:.0%} of the "
+                "time: the targets are shifted twice (the labels were shifted, and then shifted again where the "
+                "loss is taken); shift once")
+    if learned.get("copies", 0) > LEARNED:
+        return (f"{at_start}, and the trained model guesses the very token it was given {learned['copies']:.0%} of "
+                "the time: the targets are not shifted at all; score logits[:, :-1] against tokens[:, 1:]")
+    if abs(yours.losses[0] - fixed.losses[0]) < 0.01 * abs(fixed.losses[0]):
+        return (f"{at_start}, close but not equal: one position too many is scored; torch.roll wraps the first "
+                "token round to the last position, which has no next token: drop that position")
+    return (f"{at_start}: score the logits of positions 0 to length-2 against tokens 1 to length-1, each position "
+            "once")
 
 
 drill.register(CHECKS, runs=runs, symptom_id="predicts-next-token",

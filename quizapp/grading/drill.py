@@ -53,6 +53,7 @@ class Trace:
     extra: dict = field(default_factory=dict)          # what a drill's own hooks recorded
     # every param group's settings (lr, momentum, eps, betas...) as each optimizer step used them
     settings: list[list[dict]] = field(default_factory=list)
+    moved: bool = False  # some parameter's value changed during the run (whatever changed it)
 
     def of(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e.kind in kinds]
@@ -163,6 +164,7 @@ def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Mo
         })
 
     handle = model.register_forward_hook(on_forward)
+    before = [p.detach().clone() for p in model.parameters()]
     try:
         with counting_nan_to_num() as calls, ctx.given(label):
             returned = call()
@@ -173,12 +175,19 @@ def run(ctx: Context, label: str, call: Callable[[], object], model: torch.nn.Mo
     named = list(model.named_parameters())
     return Trace(
         returned=returned, losses=as_losses(returned), lrs=[[g["lr"] for g in step] for step in settings],
-        settings=settings,
+        settings=settings, moved=any(_changed(a, b) for a, b in zip(before, model.parameters())),
         steps=len(LOG.of("opt.step")), scaler_steps=len(LOG.of("scaler.step")), forwards=forwards,
         nan_to_num=calls[0], params=[p.detach().clone() for _, p in named], names=[n for n, _ in named],
         buffers={n: b.detach().clone() for n, b in model.named_buffers()},
         events=list(LOG.events), extra=extra if extra is not None else {},
     )
+
+
+def _changed(before: torch.Tensor, after: torch.Tensor) -> bool:
+    after = after.detach()
+    if after.shape != before.shape:
+        return True
+    return not torch.equal(before.to(after.dtype), after)
 
 
 def group_settings(optimizer: torch.optim.Optimizer) -> list[dict]:
@@ -318,7 +327,9 @@ def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = (), *, 
         problems.append(f"the model ran {plural(batches_yours, 'forward pass', 'forward passes')} where the fixed "
                         f"script runs {batches_fixed}: "
                         "running fewer batches, steps or passes changes what the script does instead of fixing it")
-    if attempts(yours) < attempts(fixed):
+    if attempts(yours) == 0 and yours.moved and attempts(fixed):
+        problems.append(replaced_optimizer(yours, fixed))
+    elif attempts(yours) < attempts(fixed):
         problems.append(f"{plural(attempts(yours), 'optimizer step')} ran where the fixed script takes {attempts(fixed)}: a "
                         "skipped or removed step hides the symptom, it does not fix it")
     for k in keep:
@@ -326,6 +337,17 @@ def cosmetic_problems(yours: Trace, fixed: Trace, keep: Sequence[Keep] = (), *, 
         if message:
             problems.append(message)
     return problems
+
+
+def replaced_optimizer(yours: Trace, fixed: Trace) -> str:
+    """The optimizer the grader passed in never stepped, yet the weights moved: another one trained them."""
+    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in yours.params})
+    fixed_dtypes = sorted({str(p.dtype).replace("torch.", "") for p in fixed.params})
+    rounded = (f", and the weights end in {' and '.join(dtypes)} where the fixed script's are "
+               f"{' and '.join(fixed_dtypes)} (copied out and rounded back each step?)") if dtypes != fixed_dtypes else ""
+    return (f"the optimizer passed to your function never stepped, yet the weights changed: an optimizer of your "
+            f"own trained them{rounded}. The grader's optimizer (its learning rate and settings) is the set-up to "
+            f"keep; the fixed script takes {plural(attempts(fixed), 'step')} with it")
 
 
 def nothing_ran(yours: Trace, fixed: Trace) -> str | None:

@@ -35,6 +35,10 @@ COSMETIC = {
     "fewer_steps": (("1 forward pass where the fixed script runs 40",), False),
     "eps_raised": (("Adam's eps at step 0 was 0.0001 where the grader's optimizer has 1e-08",
                     "the weights it updated are still float16"), True),
+    # float32 master copies under an Adam of its own, rounded back into the float16 weights: every step
+    # ran, but not on the optimizer passed in (which the grader counts), and it is said so
+    "master_copy_own_adam": (("the optimizer passed to your function never stepped, yet the weights changed",
+                              "the weights end in float16 where the fixed script's are float32"), True),
     # the same in step hooks that raise eps for the update and put it back after: read as the update used it
     "eps_raised_by_hooks": (("Adam's eps at step 0 was 0.0001 where the grader's optimizer has 1e-08",
                              "the weights it updated are still float16"), True),

@@ -83,3 +83,19 @@ def test_near_miss_is_named(name):
     assert checks["matches-fixed-run"]["status"] == "fail"
     failing = checks["matches-fixed-run"] if symptom_gone else checks[SYMPTOM]
     assert all(w in failing["message"] for w in words), failing["message"]
+
+
+@pytest.mark.parametrize("name, words", [
+    ("wrong_way_shift", "the targets are shifted the wrong way"),
+    ("shift_twice", "the targets are shifted twice"),
+    ("roll_wraps", "torch.roll wraps the first token round to the last position"),
+    ("label_smoothing", "the targets are not shifted at all"),
+])
+def test_the_mismatch_names_the_shift_the_model_learned(name, words):
+    """matches-fixed-run says which shift it was from what the trained model guesses, one cause each."""
+    _, report = graded(BUGGY / f"{name}.py")
+    message = next(c["message"] for c in report["checks"] if c["id"] == "matches-fixed-run")
+    assert words in message, message
+    others = {"the targets are shifted the wrong way", "the targets are shifted twice", "torch.roll wraps",
+              "the targets are not shifted at all"} - {words}
+    assert not any(w in message for w in others if not words.startswith(w)), message
