@@ -6,53 +6,14 @@ what the contract expects and which usual mistake a wrong answer matches."""
 from __future__ import annotations
 
 import math
+import struct
 
 from quizapp.grading.harness import Checks, Required, consequence, fail, fmt, listed, nothing_to_check, sibling_module
 
 rule = sibling_module(__file__, "rule")
 play = sibling_module(__file__, "play")
+scn = sibling_module(__file__, "scenarios")
 Scenario, num, shown = play.Scenario, play.num, play.shown
-NAN, INF = math.nan, math.inf
-LONG = 20  # a patience no scenario reaches: only the improvements are judged
-
-# Metrics are chosen so that every comparison is exact in floating point: best - min_delta is
-# computed without rounding (binary fractions), so a tie at min_delta is a true tie.
-PLOT = Scenario((1.00, 0.82, 0.71, 0.66, 0.68, 0.64, 0.63, 0.65, 0.66, 0.64, 0.67, 0.70, 0.74), 3)
-PATIENCE = [
-    PLOT,  # a bad call, then two improvements that restart the count: stops at 9, best 6
-    Scenario((2.0, 1.5, 1.6, 1.7, 1.8, 1.9), 1),
-    Scenario((1.0, 0.9, 0.95, 0.92, 0.85, 0.86, 0.87, 0.9, 0.88, 0.95, 0.99, 1.1, 1.2), 5),
-    Scenario((3.0, 2.0, 2.5, 1.0, 1.5, 0.5, 0.75, 0.6, 0.9, 1.0), 2),
-]
-MIN_DELTA = [
-    # a tie at exactly min_delta (call 2), a worse one (3), a real improvement (4), one by less than
-    # min_delta (5) that must not move best, then one that beats the unmoved best (6)
-    Scenario((1.0, 0.75, 0.625, 0.6875, 0.59375, 0.5, 0.40625, 0.4375, 0.375), LONG, 0.125),
-    Scenario((2.0, 1.5, 1.5, 1.25, 1.25, 1.5, 1.0), LONG, 0.0),  # min_delta 0: an equal metric is no improvement
-    Scenario((4e12, 2e12, 3e12, 1e12, 1.5e12), LONG, 0.5),  # the first call improves however large
-]
-# All improvements come first, then calls that improve by less than min_delta: when step returns
-# True depends on min_delta alone (and on the solution's own patience count, measured on CONTROL).
-MIN_DELTA_TIMING = Scenario((1.0, 0.75, 0.5, 0.4375, 0.46875, 0.40625, 0.5, 0.6, 0.7, 0.8), 3, 0.125)
-CONTROL = Scenario((1.0, 0.75, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25), 3)
-MODE_MAX = [
-    Scenario((50.0, 60.0, 60.5, 60.25, 61.0, 61.25, 62.0, 59.0), LONG, 0.5, "max"),  # accuracy in %
-    Scenario((-3.5, -2.25, -2.5, -1.75, -1.75, -2.0), LONG, 0.0, "max"),  # a log-likelihood: below 0
-]
-BEST = [PLOT, MIN_DELTA[0], *MODE_MAX]
-# (scenario, index of the first non-finite metric); the same value repeats after it, to see
-# whether a solution that goes on stops patience calls later.
-NON_FINITE = [(Scenario(prefix + (bad,) * 5, 3, 0.0, mode), len(prefix)) for prefix, bad, mode in [
-    ((1.0, 0.5), NAN, "min"), ((1.0, 0.5, 0.75), INF, "min"), ((1.0,), -INF, "min"),
-    ((0.5,), INF, "max"), ((0.5, 0.75), NAN, "max"), ((), NAN, "min"), ((), INF, "min"), ((), -INF, "max"),
-]]
-RESTORE = [
-    Scenario((1.0, 0.5, 0.25, 0.375, 0.5, 0.75, 1.0, 1.25), 2),  # stops at 4, best 2
-    Scenario((0.5, 0.625, 0.75, 0.7, 0.6, 0.55, 0.5, 0.45), 3, 0.0, "max"),  # stops at 5, best 2
-    Scenario((1.0, 0.5, 0.75, NAN, NAN, NAN, NAN, NAN), 3),  # a NaN stops at 3, best 1
-]
-# 0.4999999 beats 0.5 by 1e-7: an improvement with the default min_delta 0 only; stops at 7.
-DEFAULTS = Scenario((1.0, 0.5, 0.4999999, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3), 5)
 
 CHECKS = Checks(Required(
     "EarlyStopping", '(patience=5, min_delta=0.0, mode="min", restore_best=True)',
@@ -69,12 +30,25 @@ def expected(sc: Scenario, r=rule.CONTRACT):
     return rule.run(sc.metrics, sc.patience, sc.min_delta, sc.mode, r)
 
 
+def as_float32(x: float) -> float | None:
+    """x rounded to float32 and back, what a float32 tensor's .item() gives; None beyond float32's range."""
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return None
+
+
 def nth(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
+def returned_true(stop, n) -> str:
+    """Where a run first returned True, or that none of its n calls did."""
+    return f"never returned True within the {n} calls" if stop is None else f"returned True at call {stop}"
+
+
 def never_or_at(stop, n) -> str:
-    return f"yours never returned True in {n} calls" if stop is None else f"yours returned True at call {stop}"
+    return f"yours {returned_true(stop, n)}"
 
 
 def need(sc: Scenario, calls, i: int) -> str:
@@ -95,8 +69,26 @@ def seen(sc: Scenario, trace, *, moves=True, stop=True):
                      trace.stop if stop else rule.ANY)
 
 
-def expect_moves(ctx, scenarios, mistakes: dict) -> None:
-    """Each call moves best/best_epoch exactly when the contract says it improves."""
+def observe(ctx, scenarios) -> list:
+    return [seen(sc, play.play(ctx, ctx.solution, sc), stop=False) for sc in scenarios]
+
+
+def min_delta_cause(ctx, also=()) -> str:
+    """The min_delta mistake that does what the solution did in mode='min' (and in `also`), where it
+    stopped on the creeping metric included (its own patience count allowed for); else ''."""
+    try:
+        count = own_count(ctx)
+        runs = [*observe(ctx, [*scn.MIN_DELTA, scn.MIN_DELTA_TIMING]),
+                seen(scn.CREEP, play.play(ctx, ctx.solution, scn.CREEP))]
+    except Exception:  # noqa: BLE001 - only a diagnosis: a run that raised names no mistake
+        return ""
+    late = 0 if count is None else count - scn.CONTROL.patience
+    return rule.explain(rule.MIN_DELTA_MISTAKES, [*also, *runs], late=late)
+
+
+def expect_moves(ctx, scenarios, explain) -> None:
+    """Each call moves best/best_epoch exactly when the contract says it improves; `explain(observed)`
+    says which mistake the solution's moves match."""
     traces = [play.play(ctx, ctx.solution, sc) for sc in scenarios]
     observed = [seen(sc, trace, stop=False) for sc, trace in zip(scenarios, traces)]
     for sc, trace, obs in zip(scenarios, traces, observed):
@@ -107,23 +99,22 @@ def expect_moves(ctx, scenarios, mistakes: dict) -> None:
             verdict = "an improvement" if call.improved else "no improvement"
             after = f"best {shown(trace.best[i])}, best_epoch {shown(trace.best_epoch[i])} after the call"
             did = f"took it as the new best ({after})" if any(moved) else f"did not ({after})"
-            why = rule.explain(mistakes, observed)
             fail(f"{sc.text()}: call {i} has metric {num(sc.metrics[i])}; {need(sc, calls, i)}: {verdict}. "
-                 f"Yours {did}.{why}")
+                 f"Yours {did}.{explain(observed)}")
 
 
 def own_count(ctx) -> int | None:
     """How many calls without improvement the solution waits on a plain curve before True."""
-    trace = play.play(ctx, ctx.solution, CONTROL)
+    trace = play.play(ctx, ctx.solution, scn.CONTROL)
     if trace.stop is None:
         return None
-    return trace.stop - expected(CONTROL)[trace.stop].best_epoch
+    return trace.stop - expected(scn.CONTROL)[trace.stop].best_epoch
 
 
 def plot(ctx) -> None:
     # Trained in place, as an optimizer does: "holding" then shows a restore from a state that
     # was never copied, too.
-    yours, ref = (play.play(ctx, impl, PLOT, training="inplace") for impl in (ctx.solution, ctx.reference))
+    yours, ref = (play.play(ctx, impl, scn.PLOT, training="inplace") for impl in (ctx.solution, ctx.reference))
 
     def bests(trace):
         return [b if play.number(b) else None for b in trace.best]
@@ -136,7 +127,7 @@ def plot(ctx) -> None:
 
     # Short: the plot is 70 to 80 columns wide, and a longer title is dropped.
     ctx.data["curves"] = {"title": f"val loss, best: ref stops {ending(ref)}; yours {ending(yours)}",
-                          "x": "step", "series": {"val loss": list(PLOT.metrics), "reference": bests(ref),
+                          "x": "step", "series": {"val loss": list(scn.PLOT.metrics), "reference": bests(ref),
                                                   "yours": bests(yours)}}
 
 
@@ -145,19 +136,19 @@ def plot(ctx) -> None:
 @CHECKS.add("patience", "step returns True on the patience-th call in a row without an improvement")
 def patience(ctx):
     plot(ctx)
-    traces = [play.play(ctx, ctx.solution, sc) for sc in PATIENCE]
-    for sc, trace in zip(PATIENCE, traces):
+    traces = [play.play(ctx, ctx.solution, sc) for sc in scn.PATIENCE]
+    for sc, trace in zip(scn.PATIENCE, traces):
         for i, r in enumerate(trace.returns):
             if type(r) is not bool:
                 fail(f"{sc.text()}: step returned {shown(r)} at call {i}; return a bool: True to "
                      "stop now, False to go on")
-    for sc, trace in zip(PATIENCE, traces):
+    for sc, trace in zip(scn.PATIENCE, traces):
         calls = expected(sc)
         want = rule.first_stop(calls)
         if trace.stop == want:
             continue
         last = calls[want].best_epoch
-        why = rule.explain(rule.PATIENCE_MISTAKES, [seen(s, t, moves=False) for s, t in zip(PATIENCE, traces)])
+        why = rule.explain(rule.PATIENCE_MISTAKES, [seen(s, t, moves=False) for s, t in zip(scn.PATIENCE, traces)])
         fail(f"{sc.text()}: the last improvement before call {want} is call {last} ({num(sc.metrics[last])}), so "
              f"call {want} is the {nth(sc.patience)} in a row without one and step should return True there; "
              f"{never_or_at(trace.stop, len(sc.metrics))}.{why}")
@@ -165,11 +156,11 @@ def patience(ctx):
 
 @CHECKS.add("min-delta", "An improvement must beat best by more than min_delta; a smaller gain changes nothing")
 def min_delta(ctx):
-    expect_moves(ctx, [*MIN_DELTA, MIN_DELTA_TIMING], rule.MIN_DELTA_MISTAKES)
+    expect_moves(ctx, [*scn.MIN_DELTA, scn.MIN_DELTA_TIMING], lambda _observed: min_delta_cause(ctx))
     count = own_count(ctx)
     if count is None:
         return  # a solution that never stops: the patience check says so
-    sc = MIN_DELTA_TIMING
+    sc = scn.MIN_DELTA_TIMING
     late = count - sc.patience  # the solution's own patience count, right or not, is judged elsewhere
     calls = expected(sc, rule.Rule(late=late))
     want, trace = rule.first_stop(calls), play.play(ctx, ctx.solution, sc)
@@ -187,12 +178,19 @@ def min_delta(ctx):
 
 @CHECKS.add("mode-max", "mode='max': higher is better, and min_delta counts upwards")
 def mode_max(ctx):
-    expect_moves(ctx, MODE_MAX, {**rule.MODE_MISTAKES, **rule.MIN_DELTA_MISTAKES})
+    def explain(observed):
+        # A min_delta mistake made in both modes is one cause: named as the min-delta check names it.
+        shared = min_delta_cause(ctx, observed)
+        if shared:
+            return f"{shared} The min-delta check fails for the same reason in mode='min'."
+        return rule.explain({**rule.MODE_MISTAKES, **rule.MIN_DELTA_MISTAKES}, observed)
+
+    expect_moves(ctx, scn.MODE_MAX, explain)
 
 
 @CHECKS.add("best-and-epoch", "best and best_epoch are the metric and the 0-based call of the last improvement")
 def best_and_epoch(ctx):
-    for sc in BEST:
+    for sc in scn.BEST:
         trace = play.play(ctx, ctx.solution, sc)
         calls, last = expected(sc), None
         for i, moved in enumerate(trace.moved()):
@@ -216,13 +214,17 @@ def best_and_epoch(ctx):
                     f"{fmt(sc.min_delta)}, and such a metric leaves best alone")
                 fail(f"{where} best is {shown(best)} (call {last}'s metric) but best_epoch is {epoch} (metric "
                      f"{num(sc.metrics[epoch])}): both must be those of the last improvement.{small}")
+            if numbers and epoch == last and best == as_float32(metric):
+                fail(f"{where} best is {shown(best)}, call {last}'s metric {num(metric)} rounded to float32: best is "
+                     "the metric exactly as it was passed to step, the same Python float. A float32 copy (a tensor "
+                     "made by torch.tensor(metric), as Lightning keeps best_score) rounds it: keep the float itself")
             fail(f"{where} best is {shown(best)} and best_epoch {shown(epoch)}; your stopper last took a new best at call "
                  f"{last} (metric {num(metric)}), so best should be {num(metric)} and best_epoch {last}")
 
 
 @CHECKS.add("non-finite", TITLES["non-finite"])
 def non_finite(ctx):
-    for sc, k in NON_FINITE:
+    for sc, k in scn.NON_FINITE:
         trace = play.play(ctx, ctx.solution, sc)
         bad = sc.metrics[k]
         if trace.stop is not None and trace.stop < k:
@@ -273,6 +275,14 @@ def restore_diagnosis(trace, sc: Scenario, best: int) -> str:
     if type(epoch) is int and 0 <= epoch < len(sc.metrics) and not math.isfinite(sc.metrics[epoch]):
         return (f" Your stopper took call {epoch}'s {num(sc.metrics[epoch])} as best and saved its weights; "
                 + consequence(TITLES["non-finite"]))
+    held, calls = play.common_call(trace.held[k], play.PARAMS), expected(sc)
+    before = calls[held - 1] if held and held <= k else None
+    if (before and before.best is not None and not calls[held].improved and math.isfinite(sc.metrics[held])
+            and rule.beats(sc.metrics[held], before.best, 0.0, sc.mode)):
+        return (f" Call {held}'s {num(sc.metrics[held])} beat best {num(before.best)} (call {before.best_epoch}) by no "
+                f"more than min_delta={fmt(sc.min_delta)}: that is no improvement, so it saves nothing. Save the state "
+                "where best moves, on the same test, not at every better metric (as a checkpoint callback without "
+                "min_delta does)")
     loaded = [play.common_call(state, play.PARAMS) for state in trace.loads[k]]
     if loaded:
         got = ", ".join("values of no call" if c is None else f"call {c}'s values" for c in loaded)
@@ -301,7 +311,7 @@ def restore_diagnosis(trace, sc: Scenario, best: int) -> str:
 @CHECKS.add("restore", TITLES["restore"])
 def restore(ctx):
     # Changing the model on a call that returned False is wrong whether or not it ever stops: first.
-    for sc in RESTORE:
+    for sc in scn.RESTORE:
         trace = play.play(ctx, ctx.solution, sc)
         for i, held in enumerate(trace.held):
             wrong = [key for key in play.PARAMS if held[key] != i]
@@ -321,15 +331,16 @@ def restore(ctx):
         fail(f"{sc.text()}: step returned True at call {k}; the best call was {best} (metric "
              f"{num(sc.metrics[best])}), so the model should hold call {best}'s weights when step returns, but "
              f"{listed(wrong, 3)} hold {play.holds(trace.held[k], wrong)}.{restore_diagnosis(trace, sc, best)}")
-    some_stop([play.play(ctx, ctx.solution, sc) for sc in RESTORE])
+    some_stop([play.play(ctx, ctx.solution, sc) for sc in scn.RESTORE])
 
 
 @CHECKS.add("copy-of-state", "The saved best state is a copy that later training cannot change")
 def copy_of_state(ctx):
     # Compared with the solution's own run where training assigns new tensors: whether that run
     # restores the right call is the restore check's business; here only "in place changes the answer".
-    some_stop([play.play(ctx, ctx.solution, sc, training=way) for sc in RESTORE[:2] for way in ("assign", "inplace")])
-    for sc in RESTORE[:2]:
+    some_stop([play.play(ctx, ctx.solution, sc, training=way)
+               for sc in scn.RESTORE[:2] for way in ("assign", "inplace")])
+    for sc in scn.RESTORE[:2]:
         assigned = play.play(ctx, ctx.solution, sc)
         in_place = play.play(ctx, ctx.solution, sc, training="inplace")
         k = in_place.stop
@@ -353,8 +364,8 @@ def copy_of_state(ctx):
 def buffers(ctx):
     # Judged against the parameters the solution restored: whether those are right is the
     # restore check's business; here only "the buffers come back with them".
-    some_stop([play.play(ctx, ctx.solution, sc) for sc in RESTORE[:2]])
-    for sc in RESTORE[:2]:
+    some_stop([play.play(ctx, ctx.solution, sc) for sc in scn.RESTORE[:2]])
+    for sc in scn.RESTORE[:2]:
         trace = play.play(ctx, ctx.solution, sc)
         k = trace.stop
         if k is None:
@@ -375,7 +386,7 @@ def buffers(ctx):
 
 @CHECKS.add("restore-best-false", "restore_best=False leaves the last weights in the model")
 def restore_best_false(ctx):
-    sc = RESTORE[0]
+    sc = scn.RESTORE[0]
     trace = play.play(ctx, ctx.solution, sc, restore_best=False)
     for i, held in enumerate(trace.held):
         wrong = [key for key in play.KEYS if held[key] != i]
@@ -391,19 +402,20 @@ def restore_best_false(ctx):
 @CHECKS.add("defaults", 'EarlyStopping() means patience=5, min_delta=0.0, mode="min", restore_best=True')
 def defaults(ctx):
     # Compared with the solution's own explicit run: only the defaults are judged here.
-    plain_call = play.play(ctx, ctx.solution, DEFAULTS, defaults=True)
-    explicit = play.play(ctx, ctx.solution, DEFAULTS)
-    spelled = DEFAULTS.text().split(", metrics")[0]
-    head = f"on metrics {DEFAULTS.text().split(', metrics ')[1]}, EarlyStopping()"
+    plain_call = play.play(ctx, ctx.solution, scn.DEFAULTS, defaults=True)
+    explicit = play.play(ctx, ctx.solution, scn.DEFAULTS)
+    spelled = scn.DEFAULTS.text().split(", metrics")[0]
+    head = f"on metrics {scn.DEFAULTS.text().split(', metrics ')[1]}, EarlyStopping()"
     moved, moved_explicit = [any(m) for m in plain_call.moved()], [any(m) for m in explicit.moved()]
     i = next((i for i, (a, b) in enumerate(zip(moved, moved_explicit)) if a != b), None)
     if i is not None:
-        fail(f"{head} {'counted' if moved[i] else 'did not count'} call {i}'s {num(DEFAULTS.metrics[i])} as an "
+        fail(f"{head} {'counted' if moved[i] else 'did not count'} call {i}'s {num(scn.DEFAULTS.metrics[i])} as an "
              f"improvement and {spelled} {'did' if moved_explicit[i] else 'did not'}: the default min_delta is 0.0 "
              "(any gain counts) and the default mode 'min'")
     if plain_call.stop != explicit.stop:
-        fail(f"{head} returned True at call {plain_call.stop} and {spelled} at call {explicit.stop}: the default "
-             "patience is 5")
+        n = len(scn.DEFAULTS.metrics)
+        fail(f"{head} {returned_true(plain_call.stop, n)}, and {spelled} {returned_true(explicit.stop, n)}: the "
+             "default patience is 5")
     k = plain_call.stop
     if k is not None and plain_call.held[k] != explicit.held[k]:
         fail(f"{head} left the model holding {play.holds(plain_call.held[k], play.KEYS)} when it stopped, and "

@@ -17,6 +17,7 @@ class Rule:
     ties: bool = False            # a metric exactly min_delta better counts as an improvement
     ignore_mode: bool = False     # lower is better whatever the mode
     creep: bool = False           # best follows every better metric, improvement or not
+    follow: bool = False          # best and best_epoch follow every better metric; the count as min_delta says
     reset_on_better: bool = False  # any better metric restarts the count of calls without improvement
     start: float | None = None    # best before the first call; None: the first call always improves
     late: int = 0                 # True this many calls after the patience-th call without improvement
@@ -50,6 +51,7 @@ def run(metrics, patience: int, min_delta: float, mode: str, rule: Rule = CONTRA
     """Every call's outcome, as if the caller went on after a True (the checks need the best state
     at whichever call a solution stops). A non-finite metric stops at once and changes nothing."""
     best, best_epoch, bad, calls = rule.start, None, 0, []
+    before = (rule.start, None)
     raw = replace(CONTRACT, ignore_mode=rule.ignore_mode)
     for i, metric in enumerate(metrics):
         if not math.isfinite(metric):
@@ -61,11 +63,13 @@ def run(metrics, patience: int, min_delta: float, mode: str, rule: Rule = CONTRA
             bad = 0 if rule.reset else bad
         else:
             better = best is not None and beats(metric, best, 0.0, mode, raw)
-            if rule.creep and better:
+            if (rule.creep or rule.follow) and better:
                 best = metric
+            if rule.follow and better:
+                best_epoch = i
             bad = 0 if rule.reset_on_better and better else bad + 1
-        before = calls[-1].best if calls else rule.start
-        moved = (best != before, improved)
+        moved = (best != before[0], best_epoch != before[1])
+        before = (best, best_epoch)
         calls.append(Call(improved, best, best_epoch, bad >= patience + rule.late, moved))
     return calls
 
@@ -82,7 +86,12 @@ MIN_DELTA_MISTAKES = {
     "more than min_delta)": Rule(ties=True),
     "min_delta is taken relative to best (best * (1 - min_delta), ReduceLROnPlateau's "
     "threshold_mode='rel'); here it is an absolute amount": Rule(delta="rel"),
-    "min_delta is ignored: any better metric counts as an improvement": Rule(delta="ignored"),
+    "min_delta is ignored: any better metric counts as an improvement and restarts the count, so a metric "
+    "that keeps getting better by less than min_delta per call never stops training": Rule(delta="ignored"),
+    "best moves on small gains: best and best_epoch follow every better metric, and only a gain of more "
+    "than min_delta restarts the count (ignite's cumulative_delta=False, the HF Trainer's best_metric). "
+    "Gains that add up to more than min_delta then never count, so a slowly improving metric stops earlier "
+    "than it should; a metric within min_delta of best is no improvement and leaves best alone": Rule(follow=True),
     "best moves to every better metric, also one that beat it by less than min_delta, so later metrics "
     "are compared with that one; such a metric is no improvement and leaves best alone": Rule(creep=True),
     "the count of calls without improvement restarts at any better metric, even one within min_delta of "

@@ -23,6 +23,7 @@ from quizapp.grading.harness import (
 
 nets = sibling_module(__file__, "nets")
 runs = sibling_module(__file__, "runs")
+findings = sibling_module(__file__, "findings")
 AMOUNT, FIRST, SECOND, TOTAL = runs.AMOUNT, runs.FIRST, runs.SECOND, runs.TOTAL
 LAYER_SIZES = [45, 180, 1536, 120]
 COUNT_AMOUNTS = (0.3, 0.5, 0.7, 0.0, 1.0)  # 0.5 * 1881 = 940.5 and 0.7 * 1881 = 1316.7 test the rounding
@@ -97,8 +98,8 @@ def pruned(ctx, *kinds: str) -> None:
 
 # -- prune_global ----------------------------------------------------------------------------
 
-@CHECKS.add("amount-fraction", "amount is a fraction in [0, 1]: an int 1 prunes everything, other values raise "
-            "ValueError")
+@CHECKS.add("amount-fraction", "amount is a fraction in [0, 1]: an int 1 prunes everything, other numbers raise "
+            "ValueError, what is no number TypeError or ValueError")
 def amount_fraction(ctx):
     def global_call(amount):
         model = nets.build(nets.Net, ctx.device)
@@ -112,27 +113,37 @@ def amount_fraction(ctx):
 
     for label, call, size in (("prune_global(model, {})", global_call, TOTAL),
                               ("prune_channels(nn.Linear(6, 8), {})", channel_call, 48)):
-        for amount in (-0.1, 1.5, 2, -1, float("nan"), "0.5"):
+        for amount in (-0.1, 1.5, 2, -1, float("nan"), "0.5", None):
             where = label.format(repr(amount))
+            # a number out of range is a ValueError; for what is no number at all, torch's own pruning
+            # raises TypeError, and either one is right
+            number = isinstance(amount, (int, float))
+            allowed = (ValueError,) if number else (TypeError, ValueError)
+            expected = ("ValueError (amount must be a number in [0, 1])" if number
+                        else "TypeError or ValueError (amount must be an int or a float)")
             try:
                 with nets.one_thread(), ctx.given(where):
                     zeros = call(amount)
-            except ValueError:
+            except allowed:
                 continue
             except Exception as exc:  # noqa: BLE001 - the wrong exception is the finding
-                fail(f"{where}: expected ValueError (amount must be a number in [0, 1]), got "
-                     f"{type(exc).__name__}: {exc}")
+                fail(f"{where}: expected {expected}, got {type(exc).__name__}: {exc}")
             note = (f"; it zeroed {int(zeros.sum())} weights: an int is never a count here"
                     if isinstance(amount, int) else "")
-            fail(f"{where}: expected ValueError (amount must be a number in [0, 1]), but it returned without one{note}")
+            fail(f"{where}: expected {expected}, but it returned without one{note}")
         for amount, want in ((1, size), (0, 0)):
             where = label.format(amount)
             with nets.one_thread(), ctx.given(where):
                 got = int(call(amount).sum())
-            if got != want:
-                fail(f"{where}: {got} of {size} weights became zero, expected {want}: an int {amount} means "
-                     f"{float(amount)} (torch.nn.utils.prune reads an int as a number of weights: pass it "
-                     "float(amount))")
+            if got == want:
+                continue
+            # the int must do what its float does; whether that count is right is global-count's matter
+            with nets.one_thread(), ctx.given(label.format(float(amount))):
+                as_float = int(call(float(amount)).sum())
+            if got != as_float:
+                fail(f"{where}: {got} of {size} weights became zero, where {float(amount)} zeroes {as_float}: an int "
+                     f"{amount} means {float(amount)} (torch.nn.utils.prune reads an int as a number of weights: pass "
+                     "it float(amount))")
 
 
 @CHECKS.add("global-count", T_COUNT)
@@ -152,6 +163,12 @@ def global_count(ctx):
                  + consequence(T_BIASES))
         if others:
             fail(f"{text}; {listed(o[0] for o in others)} lost values too; " + consequence(T_ONLY))
+        whole = findings.kept_whole(run, want)
+        if whole:
+            phrase, pruned_kind, size = whole
+            counted = (f", and {got} = round({amount} * {size}) counts the {pruned_kind} weights alone"
+                       if pruned_kind and got == round(amount * size) else "")
+            fail(f"{text}: {phrase}{counted}; rank the weights of every nn.Linear and nn.Conv2d together")
         if zeros == [round(amount * n) for n in LAYER_SIZES]:
             fail(f"{text}: that is round({amount} * n) in each layer on its own ({zeros}); " + consequence(T_RANKING))
         if got == math.floor(exact):
@@ -193,6 +210,9 @@ def global_ranking(ctx):
         if [int(z.sum()) for z in nets.split(mine, originals)] == [round(amount * w.numel()) for w in originals]:
             fail(f"{text}: each layer lost its own {amount:.0%} (a threshold per layer); rank all layers' weights "
                  "together under one threshold, as torch.nn.utils.prune.global_unstructured does")
+        whole = findings.kept_whole(run, k)
+        if whole:
+            fail(f"{text}: {whole[0]}; rank the weights of every nn.Linear and nn.Conv2d together")
         fail(f"{text}; rank all layers' weights together by |w| under one threshold")
     pruned(ctx, "global")
 
@@ -285,29 +305,45 @@ def stays_zero_state(ctx):
 @CHECKS.add("survivors-train", "The surviving weights train as torch.nn.utils.prune's do, with an optimizer made "
             "before the pruning too")
 def survivors_train(ctx):
-    for when in ("state", "new"):
-        for opt_name in runs.OPTIMIZERS:
-            run = runs.train_run(ctx, opt_name, when)
-            found = runs.regrowth(run)
-            stop = found[0] if found else len(run.seen)  # a weight that grew back changes every later step
-            alive = [u != 0 for u in run.seen[0].used]
-            for i in range(1, stop):
-                for name, keep, mine, truth, mine0, truth0 in zip(run.names, alive, run.seen[i].used, run.truth[i].used,
-                                                                  run.seen[0].used, run.truth[0].used):
-                    diff = (mine[keep] - truth[keep]).abs().max().item() / (truth[keep].abs().max().item() or 1.0)
-                    if diff <= RTOL:
-                        continue
-                    where = (f"prune_global(model, {AMOUNT}), then {nets.OPT_TEXT[opt_name]} made {runs.WHEN[when]}: "
-                             f"{steps_text(i)}")
-                    if torch.equal(mine[keep], mine0[keep]):
-                        fail(f"{where}, the surviving weights of {name} have not moved at all, while the same mask "
-                             f"trained with torch.nn.utils.prune moves them by up to "
-                             f"{(truth[keep] - truth0[keep]).abs().max().item():.3g}: the optimizer holds the weight "
-                             "Parameter from before the pruning and your layer no longer uses it; keep that Parameter "
-                             "object (torch moves it to weight_orig) rather than registering a new one")
-                    fail(f"{where}, the surviving weights of {name} differ from those of the same mask trained with "
-                         f"torch.nn.utils.prune by {diff:.3g} (relative to its largest weight, tolerance {RTOL:.0e})")
+    trained = [(when, o, runs.train_run(ctx, o, when)) for when in ("state", "new") for o in runs.OPTIMIZERS]
+    for when, opt_name, run in trained:
+        alive = [u != 0 for u in run.seen[0].used]
+        for i in range(1, findings.survivor_steps(run)):
+            for name, keep, mine, truth, mine0, truth0 in zip(run.names, alive, run.seen[i].used, run.truth[i].used,
+                                                              run.seen[0].used, run.truth[0].used):
+                diff = (mine[keep] - truth[keep]).abs().max().item() / (truth[keep].abs().max().item() or 1.0)
+                if diff <= RTOL:
+                    continue
+                where = (f"prune_global(model, {AMOUNT}), then {nets.OPT_TEXT[opt_name]} made {runs.WHEN[when]}: "
+                         f"{steps_text(i)}")
+                if torch.equal(mine[keep], mine0[keep]):
+                    fail(f"{where}, the surviving weights of {name} have not moved at all, while the same mask "
+                         f"trained with torch.nn.utils.prune moves them by up to "
+                         f"{(truth[keep] - truth0[keep]).abs().max().item():.3g}: the optimizer holds the weight "
+                         "Parameter from before the pruning and your layer no longer uses it; keep that Parameter "
+                         "object (torch moves it to weight_orig) rather than registering a new one")
+                fail_on_frozen_negatives(trained)
+                # Biases or norm parameters pruned with the weights stay frozen (at 0) in your model;
+                # the twin trains those it finds unchanged (a norm's bias starts at 0), so the
+                # surviving weights drift apart.
+                upstream = runs.prune_run(ctx, AMOUNT, small_others=True)
+                cause = T_BIASES if runs.lost(upstream, True) else T_ONLY if runs.lost(upstream, False) else None
+                with cause_if(cause is not None, consequence(cause or "")):
+                    fail(f"{where}, the surviving weights of {name} differ from those of the same mask trained "
+                         f"with torch.nn.utils.prune by {diff:.3g} (relative to its largest weight, tolerance "
+                         f"{RTOL:.0e})")
     pruned(ctx, "global")
+
+
+def fail_on_frozen_negatives(trained) -> None:
+    found = findings.frozen_negatives(trained)
+    if found:
+        when, opt_name, i, n, n_negative, largest = found
+        fail(f"prune_global(model, {AMOUNT}), then {nets.OPT_TEXT[opt_name]} made {runs.WHEN[when]}: "
+             f"{steps_text(i)}, {n} surviving weights, all negative, kept their values ({n} of the {n_negative} "
+             "negative survivors; the positive ones moved), while the same mask trained with torch.nn.utils.prune "
+             f"moves them by up to {largest:.3g}: their gradient was zeroed. A mask built from w < eps without abs "
+             "freezes every negative weight; freeze by the pruning mask (or |w| < eps)")
 
 
 @CHECKS.add("second-call-among-survivors", "A second prune_global zeroes round(amount * alive) more, chosen among "
@@ -317,13 +353,10 @@ def second_call(ctx):
     dead = nets.zeros_of(run.before.used)
     alive = int((~dead).sum())
     k = round(SECOND * alive)
-    want = dead.clone()
-    if k:
-        idx = (~dead).nonzero().squeeze(1)
-        current = torch.cat([w.abs().flatten() for w in run.before.used])
-        want[idx[torch.topk(current[idx], k, largest=False).indices]] = True
+    want = findings.among_alive(run.before.used, dead, SECOND)
     mine = nets.zeros_of(run.seen.used)
     if torch.equal(mine, want):
+        without_forward(ctx, run.before.used, want)
         return
     n_dead, n_mine = int(dead.sum()), int(mine.sum())
     text = (f"{runs.SECOND_TEXT}: {n_dead} of {TOTAL} weights were zero before the second call, so it should zero "
@@ -349,6 +382,40 @@ def second_call(ctx):
     cause = next((title for holds, title in causes if holds), None)
     with cause_if(cause is not None, consequence(cause or "")):
         fail(text)
+
+
+def without_forward(ctx, current, want) -> None:
+    """The second call again with no forward pass after the last optimizer step: it must choose what it
+    chose with one (`want`), ranking the values that forward used (`current`: weight_orig * mask)."""
+    run = runs.stale_run(ctx)
+    mine = nets.zeros_of(run.seen.used)
+    if torch.equal(mine, want):
+        return
+    dead = nets.zeros_of(current)
+    alive, k = int((~dead).sum()), int((want & ~dead).sum())
+    values = torch.cat([w.abs().flatten() for w in current])
+    new, revived = mine & ~dead, int((dead & ~mine).sum())
+    n_new = int(new.sum())
+    if n_new == k and not revived and k < alive:
+        # The two runs repeat the same steps; on an accelerator they may round differently, so a choice
+        # that differs only among values equal within RTOL still ranks the current values.
+        if values[new].max().item() <= values[~mine].min().item() * (1 + RTOL):
+            return
+        wrong = int((new & ~want).sum())
+        text = (f"{runs.STALE_TEXT}: it zeroed {wrong} weights that are not among the {k} of smallest current |w| "
+                f"of the {alive} alive, and spared {wrong} that are (with a forward pass before the call, it chose "
+                "right)")
+    else:
+        text = (f"{runs.STALE_TEXT}: it zeroed {n_new} more of the {alive} alive, expected round({SECOND} * {alive}) "
+                f"= {k} as with a forward pass before the call"
+                + (f", and {revived} weights that were zero are not after it" if revived else ""))
+    if torch.equal(mine, findings.among_alive(run.last_forward.used, dead, SECOND)):
+        fail(f"{text}; you ranked the weights of the last forward pass, from before the last optimizer step: "
+             "module.weight is recomputed only by a forward pass, and torch.nn.utils.prune.global_unstructured "
+             "ranks it; rank weight_orig * mask as it is at the call (with torch's pruning, pass those as "
+             "importance_scores)")
+    fail(f"{text}; rank the weights still alive by weight_orig * mask as it is at the call, the values the next "
+         "forward pass will use, whether or not a forward pass ran since the last optimizer step")
 
 
 # -- prune_channels --------------------------------------------------------------------------

@@ -157,6 +157,33 @@ def second_run(ctx) -> SecondRun:
     return ctx.cached("second", go)
 
 
+@dataclass
+class StaleRun:
+    seen: object          # the forward pass after the second call
+    last_forward: object  # the last training forward, one optimizer step before the second call
+
+
+STALE_TEXT = (f"prune_global(model, {FIRST}), {BETWEEN} AdamW steps, then prune_global(model, {SECOND}) with no "
+              "forward pass after the last step")
+
+
+def stale_run(ctx) -> StaleRun:
+    """second_run without the forward pass before the second call: the same model, data and steps, so the
+    values that forward saw in second_run are the ones this second call must rank."""
+    def go():
+        with nets.one_thread():
+            model = nets.build(nets.Net, ctx.device)
+            x, y = nets.data(ctx.device)
+            with ctx.given(STALE_TEXT):
+                ctx.solution.prune_global(model, FIRST)
+                trained = nets.train(model, nets.make_optimizer("AdamW", model.parameters()), BETWEEN, x, y)
+                ctx.solution.prune_global(model, SECOND)
+            _, seen = nets.forward(model, x)
+            return StaleRun(seen, trained[-1])
+
+    return ctx.cached("stale", go)
+
+
 # -- prune_channels on single layers ---------------------------------------------------------
 
 def channel_runs(ctx) -> list:

@@ -15,6 +15,7 @@ from quizapp.grading.harness import (
     CheckSkipped,
     ForeignSkip,
     Required,
+    consequence,
     fail,
     fmt,
     nothing_to_check,
@@ -106,12 +107,15 @@ def first_bad(diff, tol):
 
 # -- mixup ---------------------------------------------------------------------------------------
 
-def mixup_hint(run, got) -> str:
+def mixup_hint(ctx, run, got) -> str:
     x, lam, perm = run.x.double().cpu(), run.lam, run.perm.cpu()
     tol = mx.PIXEL_RTOL * mx.scale_of(run.x)
+    swapped = (1 - lam) * x + lam * x[perm]
+    if (got - swapped).abs().max() <= tol and mx.folded_lam(ctx, run, lambda other: (
+            other.mixed.double().cpu() - swapped).abs().max() <= tol):
+        return f" {mx.fold_text(lam)}."
     variants = {
-        "lam weighs x[perm] and 1 - lam weighs x; lam is the weight of the sample itself":
-            (1 - lam) * x + lam * x[perm],
+        "lam weighs x[perm] and 1 - lam weighs x; lam is the weight of the sample itself": swapped,
         "it is x unchanged: nothing was mixed in": x,
         "the partner is scaled by lam as well (lam * (1 - lam) * x[perm]): x was scaled in place "
         "(x.mul_(lam)) before x[perm] was read from it": lam * x + (1 - lam) * lam * x[perm],
@@ -139,16 +143,19 @@ def mixup_pixels(ctx):
             i = at[0]
             fail(f"{run.where}: mixed_x differs from lam * x + (1 - lam) * x[perm] at {count} of {got.numel()} values; "
                  f"at {at}: x = {fmt(float(x[at]))}, x[perm] = x[{int(p[i])}] gives {fmt(float(x[p][at]))}, expected "
-                 f"{fmt(float(want[at]))}, got {fmt(float(got[at]))}.{mixup_hint(run, got)}")
+                 f"{fmt(float(want[at]))}, got {fmt(float(got[at]))}.{mixup_hint(ctx, run, got)}")
 
 
-def targets_hint(run, t, classes) -> str:
+def targets_hint(ctx, run, t, classes) -> str:
     y, lam, k = run.y.cpu(), run.lam, run.num_classes
     sums = t.sum(dim=1)
     same = [i for i in range(run.n) if classes[i] == int(y[i])]
+    swapped = mx.mixed_rows(y, classes, 1 - lam, k)
+    if (t - swapped).abs().max() <= mx.WEIGHT_ATOL and mx.folded_lam(ctx, run, lambda other: (
+            mx.weights(other) - swapped).abs().max() <= mx.WEIGHT_ATOL):
+        return f" {mx.fold_text(lam)}."
     variants = {
-        "the weights are swapped: 1 - lam on the sample's own label and lam on its partner's":
-            mx.mixed_rows(y, classes, 1 - lam, k),
+        "the weights are swapped: 1 - lam on the sample's own label and lam on its partner's": swapped,
         "the targets are one-hot y: the partner's label was not mixed in": mx.onehot(y, k),
         "the partner's label is missing (only lam * onehot(y))": lam * mx.onehot(y, k),
     }
@@ -168,12 +175,28 @@ def targets_hint(run, t, classes) -> str:
     return ""
 
 
-@CHECKS.add("mixup-targets", "mixup: each target row is lam on its own label plus 1 - lam on its partner's")
+def smoothing_hint(ctx, run, t, classes, want, floor) -> str:
+    """Why smoothed targets fail: the smoothing, and whatever else is wrong once it is taken out."""
+    plain = mx.unsmooth(t, floor)
+    if (plain - want).abs().max() <= mx.WEIGHT_ATOL:
+        return (f" That is because every class other than a row's labels holds {fmt(floor)}: the targets carry "
+                f"{mx.smoothing_name(floor, run.num_classes)}; without it your targets are right. {mx.NO_SMOOTHING}.")
+    text = mx.smoothing_text(floor, run.num_classes)
+    other = targets_hint(ctx, run, plain, classes).strip()
+    return f" {text}." + (f" Besides, with the smoothing taken out: {other}" if other else "")
+
+
+MIXUP_TARGETS = "mixup: each target row is lam on its own label plus 1 - lam on its partner's"
+
+
+@CHECKS.add("mixup-targets", MIXUP_TARGETS)
 def mixup_targets(ctx):
     for seed, (k, lam, perm, y) in enumerate(MIXUP_TARGET_CASES):
         run = mix(ctx, "mixup", len(perm), 1, 2, 2, lam, perm, seed=20 + seed, num_classes=k, y=y)
         t = mx.weights(run)
-        classes = mx.partner_classes(run, t)  # the partner's label as the solution chose it: see labels-follow-pixels
+        floor = mx.smoothing_floor(t)
+        # The partner's label as the solution chose it (see labels-follow-pixels), read above any smoothing.
+        classes = mx.partner_classes(run, t if floor is None else mx.unsmooth(t, floor))
         want = mx.mixed_rows(run.y, classes, lam, k)
         count, at = first_bad((t - want).abs(), mx.WEIGHT_ATOL)
         if count:
@@ -182,8 +205,10 @@ def mixup_targets(ctx):
                     if classes[i] == own else
                     f"lam = {fmt(lam)} on its own label {own} and 1 - lam = {fmt(1 - lam)} on its partner's label "
                     f"{classes[i]}")
+            hint = (targets_hint(ctx, run, t, classes) if floor is None else
+                    smoothing_hint(ctx, run, t, classes, want, floor))
             fail(f"{run.where}: target row {i} (y[{i}] = {own}, partner perm[{i}] = {perm[i]}) should be {what}; got "
-                 f"{mx.nonzero_entries(t[i])}.{targets_hint(run, t, classes)}")
+                 f"{mx.row_text(t[i], floor)}.{hint}")
 
 
 @CHECKS.add("labels-follow-pixels", "Each row's second label is that of the sample its pixels came from, "
@@ -260,12 +285,23 @@ def plot_weights(ctx) -> None:
 def cutmix_label_weight(ctx):
     plot_weights(ctx)
     failures = []  # (message, (run, box, height, width), weight on the own label), one per failing case
+    smoothed = []  # (message, floor) of the cases whose targets carry label smoothing
     for seed, (n, channels, height, width, lam, center, perm) in enumerate(WEIGHT_CASES):
         run = mix(ctx, "cutmix", n, channels, height, width, lam, perm, center, seed=80 + seed)
         box = bx.contract_box(height, width, lam, center)
-        t = mx.weights(run)
+        raw = mx.weights(run)
+        floor = mx.smoothing_floor(raw)
+        # The weights are judged with any smoothing taken out: the smoothing is a finding of its own.
+        t = raw if floor is None else mx.unsmooth(raw, floor)
         classes = mx.partner_classes(run, t)
         kept = bx.kept_share(box, height, width)
+        should = (f"{run.where}: the box is {box.text()} after clipping, {box.area} of {height * width} pixels, so "
+                  f"sample {{i}} keeps 1 - {box.area} / {height * width} = {fmt(kept)} of its own pixels and its target "
+                  f"should be {fmt(kept)} on its label {{label}} and {fmt(1 - kept)} on its partner's {{partner}}; got "
+                  "{got}")
+        if floor is not None and box.area:
+            smoothed.append((should.format(i=0, label=int(run.y[0]), partner=classes[0],
+                                           got=mx.row_text(raw[0], floor)), floor))
         for i in range(n):
             allowed = [kept]
             region = mx.pasted(run, i)
@@ -280,15 +316,33 @@ def cutmix_label_weight(ctx):
             if len(allowed) > 1 and allowed[1] != kept:
                 mine = (f"; your cutmix pasted {int(region.sum())} pixels into it (a kept share of {fmt(allowed[1])}), "
                         "which the weight does not fit either")
+            unsmoothed = "" if floor is None else " once the smoothing is taken out"
             failures.append((
-                f"{run.where}: the box is {box.text()} after clipping, {box.area} of {height * width} pixels, so sample "
-                f"{i} keeps 1 - {box.area} / {height * width} = {fmt(kept)} of its own pixels and its target should be "
-                f"{fmt(kept)} on its label {label} and {fmt(1 - kept)} on its partner's {classes[i]}; got "
-                f"{mx.nonzero_entries(t[i])}, {fmt(own)} on its own label{mine}.", (run, box, height, width), own))
+                should.format(i=i, label=label, partner=classes[i], got=mx.row_text(raw[i], floor))
+                + f", {fmt(own)} on its own label{unsmoothed}{mine}.", (run, box, height, width), own))
             break
     if failures:
+        also = f" Also, {mx.smoothing_text(smoothed[0][1], NUM_CLASSES)}." if smoothed else ""
         fail(f"{failures[0][0]}{bx.weight_hint(failures)}" + (f" ({len(failures)} of {len(WEIGHT_CASES)} cases fail.)"
-                                                         if len(failures) > 1 else ""))
+                                                         if len(failures) > 1 else "") + also)
+    if smoothed:
+        text, floor = smoothed[0]
+        cause = (f"; {consequence(MIXUP_TARGETS)}, which finds the same smoothing in mixup's targets"
+                 if mixup_smooths(ctx) else f". {mx.NO_SMOOTHING}")
+        fail(f"{text}. That is {mx.smoothing_name(floor, NUM_CLASSES)}, and under it the weights are the clipped "
+             f"box's share, as they should be: the check fails for the smoothing alone{cause}")
+
+
+def mixup_smooths(ctx) -> bool:
+    """Whether mixup's targets carry label smoothing too, which the check "mixup-targets" names."""
+    k, lam, perm, y = MIXUP_TARGET_CASES[0]
+    try:
+        run = mix(ctx, "mixup", len(perm), 1, 2, 2, lam, perm, seed=20, num_classes=k, y=y)
+        return mx.smoothing_floor(mx.weights(run)) is not None
+    except (CheckSkipped, ForeignSkip):
+        raise
+    except Exception:  # noqa: BLE001 - mixup's own errors are its checks' to report
+        return False
 
 
 # -- both -------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from quizapp.grading.harness import fail, fmt
+from quizapp.grading.harness import CheckSkipped, ForeignSkip, fail, fmt
 
 PIXEL_RTOL = 1e-5  # of the largest |x|: another op order (lerp, float64 and back) moves values by ~1e-7
 WEIGHT_ATOL = 1e-6  # a target weight of a float32 run: lam itself is exact to 6e-8 in float32
@@ -154,12 +154,76 @@ def blend_source(run: Mixed, i: int) -> int | None:
 
 
 def label_source(run: Mixed, t: torch.Tensor, i: int) -> int | None:
-    """With distinct labels: the sample whose label is row i's one other class with weight, or None."""
-    others = [c for c in range(t.shape[1]) if c != int(run.y[i]) and t[i, c] > WEIGHT_ATOL]
+    """With distinct labels: the sample whose label is row i's one other class with weight, or None. A
+    smoothing floor is no label: which partner a row names is judged above it."""
+    floor = smoothing_floor(t) or 0.0
+    others = [c for c in range(t.shape[1]) if c != int(run.y[i]) and t[i, c] > floor + WEIGHT_ATOL]
     if len(others) != 1:
         return None
     holders = (run.y.cpu() == others[0]).nonzero().flatten().tolist()
     return holders[0] if len(holders) == 1 else None
+
+
+def smoothing_floor(t: torch.Tensor) -> float | None:
+    """The value every class but a row's two heaviest holds, when it is one small positive value in every
+    row: label smoothing folded into the targets (smoothing / num_classes, timm's Mixup with
+    label_smoothing > 0). None when there is no such floor, or too few classes to show one."""
+    k = t.shape[1]
+    if k < 3:
+        return None
+    rest = t.sort(dim=1, descending=True).values[:, 2:]
+    floor = float(rest.min())
+    if floor <= WEIGHT_ATOL or floor * k >= 1 - WEIGHT_ATOL or float(rest.max()) - floor > WEIGHT_ATOL:
+        return None
+    return floor
+
+
+def unsmooth(t: torch.Tensor, floor: float) -> torch.Tensor:
+    """The targets before smoothing s = floor * k was folded in: t = (1 - s) * mixed + s / k."""
+    return (t - floor) / (1 - floor * t.shape[1])
+
+
+NO_SMOOTHING = ("The contract's targets carry no smoothing: lam * onehot(y) + (1 - lam) * onehot(y[perm]) with zeros "
+                "elsewhere (smoothing, if wanted, belongs to the loss)")
+
+
+def smoothing_name(floor: float, k: int) -> str:
+    s = floor * k
+    timm = ", as timm's Mixup makes them with its default label_smoothing=0.1" if abs(s - 0.1) <= 1e-6 else ""
+    return f"label smoothing of {fmt(s)}, smoothing / num_classes = {fmt(s)} / {k} = {fmt(floor)} on every class{timm}"
+
+
+def smoothing_text(floor: float, k: int) -> str:
+    return (f"every class other than a row's labels holds {fmt(floor)}: the targets carry "
+            f"{smoothing_name(floor, k)}. {NO_SMOOTHING}")
+
+
+def row_text(row: torch.Tensor, floor: float | None) -> str:
+    """A target row's weights; with a smoothing floor, the weights above it and the floor once."""
+    if floor is None:
+        return nonzero_entries(row)
+    return f"{nonzero_entries(torch.where((row - floor).abs() <= WEIGHT_ATOL, 0.0, row))} and {fmt(floor)} on each other class"
+
+
+def folded_lam(ctx, run: Mixed, right) -> bool:
+    """Whether mixup is right at 1 - lam on the same inputs, where lam < 0.5 gave the weights of 1 - lam:
+    lam folded to max(lam, 1 - lam) (fastai's MixUp), not weights swapped at every lam. `right(other)`
+    judges the run at 1 - lam."""
+    if not run.lam < 0.5:
+        return False
+    try:
+        other = call(ctx, "mixup", run.x, run.y, 1.0 - run.lam, run.perm, run.num_classes)
+        return bool(right(other))
+    except (CheckSkipped, ForeignSkip):
+        raise
+    except Exception:  # noqa: BLE001 - the run at 1 - lam only names a cause; its errors are another case's
+        return False
+
+
+def fold_text(lam: float) -> str:
+    return (f"lam was folded to max(lam, 1 - lam) = {fmt(max(lam, 1 - lam))}: the contract uses the drawn lam as is, "
+            f"here {fmt(lam)}, so the sample's own image and label get the smaller weight when lam < 0.5 (fastai's "
+            "MixUp folds lam so that the first image always dominates; here the caller draws lam and means it)")
 
 
 def partner_classes(run: Mixed, t: torch.Tensor) -> list[int]:

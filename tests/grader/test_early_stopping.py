@@ -43,12 +43,16 @@ BUGS = {
     "relative_min_delta": {"min-delta", "mode-max"},
     # A sub-min_delta gain moves best in both modes, and best then names another call than best_epoch.
     "best_creeps": {"min-delta", "mode-max", "best-and-epoch"},
+    # Both modes, and the restore check judges the state against the solution's own best.
+    "min_delta_ignored": {"min-delta", "mode-max"},
+    "best_moves_on_small_gain": {"min-delta", "mode-max"},
     "mode_ignored": {"mode-max"},
     "max_min_delta_wrong_way": {"mode-max"},
     "min_delta_only_in_min": {"mode-max"},
     "best_starts_at_zero": {"mode-max"},
     "best_epoch_one_based": {"best-and-epoch"},
     "best_negated_in_max": {"best-and-epoch"},
+    "best_as_float32": {"best-and-epoch"},
     "nan_counts_as_no_improvement": {"non-finite"},
     "isnan_only": {"non-finite"},
     "nan_becomes_best": {"non-finite"},
@@ -59,11 +63,13 @@ BUGS = {
     "restores_only_on_patience": {"restore"},
     "snapshot_every_call": {"restore"},
     "rollback_each_bad_epoch": {"restore"},
+    "saves_on_any_gain": {"restore"},
     "state_dict_alias": {"copy-of-state"},
     "detach_is_not_a_copy": {"copy-of-state"},
     "params_only": {"buffers"},
     "ignores_restore_best": {"restore-best-false"},
     "wrong_default_patience": {"defaults"},
+    "default_patience_ten": {"defaults"},
     "no_validation": {"validation"},
 }
 ALTERNATIVES = ["ok_deepcopy_model", "ok_deepcopy_state_sign", "ok_bytesio"]
@@ -88,12 +94,16 @@ NAMES_THE_MISTAKE = {
     "relative_min_delta": ("min-delta", ["relative", "threshold_mode='rel'"]),
     "reset_on_small_gain": ("min-delta", ["restarts at any better metric"]),
     "best_creeps": ("min-delta", ["best moves to every better metric", "leaves best alone"]),
+    "min_delta_ignored": ("min-delta", ["min_delta is ignored", "never stops"]),
+    "best_moves_on_small_gain": ("min-delta", ["best moves on small gains", "stops earlier"]),
     "mode_ignored": ("mode-max", ["mode is ignored"]),
     "max_min_delta_wrong_way": ("mode-max", ["best - min_delta"]),
     "min_delta_only_in_min": ("mode-max", ["mode='min' only"]),
     "best_starts_at_zero": ("mode-max", ["starts at 0", "first call always improves"]),
     "best_epoch_one_based": ("best-and-epoch", ["0-based"]),
     "best_negated_in_max": ("best-and-epoch", ["metric itself"]),
+    "best_as_float32": ("best-and-epoch", ["best is 0.8199999928474426", "call 1's metric 0.82 rounded to float32",
+                                           "exactly as it was passed"]),
     "nan_counts_as_no_improvement": ("non-finite", ["just another call without improvement", "isfinite"]),
     "isnan_only": ("non-finite", ["math.isnan(inf) is False", "1 call later"]),
     "nan_becomes_best": ("non-finite", ["took it as best", "isfinite"]),
@@ -104,11 +114,28 @@ NAMES_THE_MISTAKE = {
     "restores_only_on_patience": ("restore", ["from the nan metric", "both places that stop"]),
     "snapshot_every_call": ("restore", ["did call load_state_dict", "call 4's values"]),
     "rollback_each_bad_epoch": ("restore", ["returned False", "changed the model"]),
+    "saves_on_any_gain": ("restore", ["call 1's weights", "call 2's values", "Call 2's 0.895 beat best 0.9 (call 1)",
+                                      "no more than min_delta=0.01", "saves nothing"]),
     "state_dict_alias": ("copy-of-state", ["in place", "share memory", "self.best_state"]),
     "detach_is_not_a_copy": ("copy-of-state", [".detach()", "share memory"]),
     "params_only": ("buffers", ["running_mean", "named_parameters()"]),
     "ignores_restore_best": ("restore-best-false", ["restore_best=False"]),
     "wrong_default_patience": ("defaults", ["patience is 5", "0.4999999"]),
+    "default_patience_ten": ("defaults", ["EarlyStopping() never returned True within the 11 calls",
+                                          "returned True at call 7", "patience is 5"]),
+}
+# bug file -> (check id, words its message must not hold): a cause it does not have.
+NOT_THE_MISTAKE = {
+    "best_moves_on_small_gain": ("min-delta", ["ignored"]),
+    "min_delta_ignored": ("min-delta", ["best moves on small gains"]),
+    "default_patience_ten": ("defaults", ["call None"]),
+}
+# A min_delta mistake made in both modes: mode-max names the min-delta check's cause, not one of its own.
+SHARED_CAUSE = {
+    "min_delta_ignored": "min_delta is ignored",
+    "best_moves_on_small_gain": "best moves on small gains",
+    "best_creeps": "best moves to every better metric",
+    "ties_count": "exactly min_delta",
 }
 
 
@@ -141,6 +168,23 @@ def test_message_names_the_mistake(bug):
     message = next(c["message"] for c in report["checks"] if c["id"] == check_id)
     for word in words:
         assert word in message, (word, message)
+
+
+@pytest.mark.parametrize("bug", sorted(NOT_THE_MISTAKE))
+def test_message_names_no_other_mistake(bug):
+    check_id, words = NOT_THE_MISTAKE[bug]
+    _, report = grade(BUGGY / f"{bug}.py")
+    message = next(c["message"] for c in report["checks"] if c["id"] == check_id)
+    for word in words:
+        assert word not in message, (word, message)
+
+
+@pytest.mark.parametrize("bug", sorted(SHARED_CAUSE))
+def test_mode_max_names_the_min_delta_cause(bug):
+    _, report = grade(BUGGY / f"{bug}.py")
+    message = next(c["message"] for c in report["checks"] if c["id"] == "mode-max")
+    assert SHARED_CAUSE[bug] in message and "min-delta check" in message, message
+    assert "mode='min' only" not in message, message
 
 
 def test_buffer_bug_is_not_blamed_on_the_copy():

@@ -40,12 +40,21 @@ BUGS = {
     # biases ranked with the weights take part of the count, on both calls
     "prunes_biases": {"biases-kept", "global-count", "second-call-among-survivors"},
     "prunes_every_weight": {"linear-and-conv-only", "global-count", "second-call-among-survivors"},
+    # every module's weight and bias ranked together (norm layers too), as a pruning callback's defaults
+    # do: the frozen biases and norm parameters also change how the surviving weights train
+    "prunes_biases_and_norms": {"biases-kept", "linear-and-conv-only", "global-count", "survivors-train",
+                                "second-call-among-survivors"},
+    # the Linear layers are never pruned: too few zeros, a wrong ranking, and a wrong first call
+    "ranks_conv_only": {"global-count", "global-ranking", "second-call-among-survivors"},
     "returns_param_names": {"returns-sparsity"},
     # the shared masking code of prune_global and prune_channels: their channels regrow too
     "zero_once": {"stays-zero-new-optimizer", "stays-zero-optimizer-state", "channels-stay-zero"},
     "mask_as_parameter": {"stays-zero-new-optimizer", "channels-stay-zero"},
     "grad_hook_only": {"stays-zero-optimizer-state", "channels-stay-zero"},
     "new_parameter": {"survivors-train"},
+    "freezes_negative_weights": {"survivors-train"},
+    # torch.nn.utils.prune.global_unstructured ranks module.weight, which only a forward pass refreshes
+    "ranks_stale_weight": {"second-call-among-survivors"},
     "rerank_from_scratch": {"second-call-among-survivors"},
     "counts_total_on_second_call": {"second-call-among-survivors"},
     "channels_l1": {"channels-l2"},
@@ -55,9 +64,10 @@ BUGS = {
     "permanent_restores_orig": {"permanent-same-outputs"},
     "permanent_stale_weight": {"permanent-same-outputs"},
 }
-# Correct solutions written another way: torch.nn.utils.prune itself, a parametrization, and a
-# forward pre-hook that zeroes the Parameter in place.
-ALTERNATIVES = ["ok_torch_prune", "ok_parametrize", "ok_inplace_prehook"]
+# Correct solutions written another way: torch.nn.utils.prune itself, a parametrization, a forward
+# pre-hook that zeroes the Parameter in place, and one that raises TypeError for an amount that is not a
+# number (as torch does).
+ALTERNATIVES = ["ok_torch_prune", "ok_parametrize", "ok_inplace_prehook", "ok_amount_type_error"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -107,6 +117,8 @@ def test_extra_failures_name_the_check_they_follow_from():
     assert FOLLOWS + "prune_global zeroes round(amount * total)" in message("prunes_every_weight",
                                                                          "second-call-among-survivors")
     assert FOLLOWS + "Pruned weights stay exactly 0" in message("zero_once", "stays-zero-optimizer-state")
+    assert FOLLOWS + "Biases are never pruned" in message("prunes_biases_and_norms", "survivors-train")
+    assert FOLLOWS + "One ranking across all layers" in message("ranks_conv_only", "second-call-among-survivors")
 
 
 def test_counting_mistakes_are_named():
@@ -118,6 +130,10 @@ def test_counting_mistakes_are_named():
         "per_layer_threshold", "global-count")
     assert "prune_global(model, 2): expected ValueError" in message("int_amount_as_count", "amount-fraction")
     assert "it zeroed 2 weights: an int is never a count here" in message("int_amount_as_count", "amount-fraction")
+    text = message("ranks_conv_only", "global-count")
+    assert "68 became zero, expected round(0.3 * 1881) = 564: every nn.Linear (head.1, head.4) kept all its " \
+           "weights" in text
+    assert "68 = round(0.3 * 225) counts the nn.Conv2d weights alone" in text
 
 
 def test_ranking_mistakes_are_named():
@@ -127,6 +143,7 @@ def test_ranking_mistakes_are_named():
     assert "you ranked by signed value" in message("ranks_signed", "global-ranking")
     assert "smallest L1 norm" in message("channels_l1", "channels-l2")
     assert "you zeroed input channels (dim=1)" in message("channels_dim1", "channels-l2")
+    assert "every nn.Linear (head.1, head.4) kept all its weights" in message("ranks_conv_only", "global-ranking")
 
 
 def test_regrowth_messages_say_why_and_name_both_optimizers():
@@ -141,6 +158,11 @@ def test_regrowth_messages_say_why_and_name_both_optimizers():
     assert "made before the pruning, with 2 steps behind it" in text and "masking the gradient is not enough" in text
     assert FOLLOWS not in text  # with a new optimizer the gradient hook is enough: no upstream cause
     assert "have not moved at all" in message("new_parameter", "survivors-train")
+    text = message("freezes_negative_weights", "survivors-train")
+    assert "made after the pruning: after 4 optimizer steps, 482 surviving weights, all negative, kept their " \
+           "values" in text
+    assert "a mask built from w < eps without abs freezes every negative weight" in text.lower()
+    assert FOLLOWS not in text
 
 
 def test_second_call_messages_show_the_counts():
@@ -148,6 +170,11 @@ def test_second_call_messages_show_the_counts():
     assert "should zero round(0.5 * 1317) = 658 more of the 1317 alive, 1222 in all (65%); you have 940" in text
     assert "ranked from scratch" in text
     assert "a fraction of the whole model" in message("counts_total_on_second_call", "second-call-among-survivors")
+    text = message("ranks_stale_weight", "second-call-among-survivors")
+    assert "then prune_global(model, 0.5) with no forward pass after the last step: it zeroed 41 weights that are " \
+           "not among the 658 of smallest current |w| of the 1317 alive" in text
+    assert "you ranked the weights of the last forward pass, from before the last optimizer step" in text
+    assert "importance_scores" in text
 
 
 def test_make_permanent_messages():

@@ -36,6 +36,10 @@ BUGS = {
     "pixels_weights_swapped": {"mixup-pixels"},
     "targets_weights_swapped": {"mixup-targets"},
     "targets_assign_not_add": {"mixup-targets"},
+    # fastai's MixUp: lam folded to max(lam, 1 - lam), right for every lam of 0.5 or more.
+    "mixup_lam_folded": {"mixup-pixels", "mixup-targets"},
+    # timm's default label_smoothing=0.1 in the targets of both; CutMix's clipped weight is right under it.
+    "targets_label_smoothing": {"mixup-targets", "cutmix-label-weight"},
     "cutmix_drawn_lam": {"cutmix-label-weight"},
     "area_before_clip": {"cutmix-label-weight"},
     # Not clipping shows twice, each its own symptom: a negative slice start pastes nothing, and the weight
@@ -57,7 +61,9 @@ BUGS = {
     "nan_lam_passes": {"validation"},
     "perm_length_only": {"validation"},
 }
-ALTERNATIVES = ["ok_torchvision_style", "ok_mask_and_logsumexp"]
+# ok_strict_arguments refuses any lam but a Python float and any center but two ints inside the image: the
+# contract asks nothing else, so no check may pass anything else.
+ALTERNATIVES = ["ok_torchvision_style", "ok_mask_and_logsumexp", "ok_strict_arguments"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -140,6 +146,19 @@ def test_correct_alternatives_pass(alt):
                                                   "the weights are swapped"]),
     ("targets_assign_not_add", "mixup-targets", ["should be 1.0 on class 0", "got {class 0: 0.4}", "overwrote",
                                                  "scatter_add_"]),
+    ("mixup_lam_folded", "mixup-pixels", ["lam=0.25", "lam was folded to max(lam, 1 - lam) = 0.75: the contract uses "
+                                          "the drawn lam as is", "fastai"]),
+    ("mixup_lam_folded", "mixup-targets", ["lam=0.25", "got {class 2: 0.25, class 3: 0.75}",
+                                           "lam was folded to max(lam, 1 - lam) = 0.75: the contract uses the drawn "
+                                           "lam as is"]),
+    ("targets_label_smoothing", "mixup-targets",
+     ["got {class 1: 0.64, class 9: 0.28} and 0.01 on each other class", "the targets carry label smoothing of 0.1",
+      "smoothing / num_classes = 0.1 / 10 = 0.01", "timm's Mixup", "label_smoothing=0.1",
+      "without it your targets are right"]),
+    ("targets_label_smoothing", "cutmix-label-weight",
+     ["should be 0.859375 on its label", "0.01 on each other class", "label smoothing of 0.1",
+      "the clipped box's share, as they should be", "the check fails for the smoothing alone",
+      'this follows from the check "mixup: each target row is lam on its own label plus 1 - lam on its partner\'s"']),
     ("cutmix_drawn_lam", "cutmix-label-weight",
      ["[0:12, 0:12] after clipping, 144 of 1024 pixels", "= 0.859375", "0.75 on its own label",
       "the drawn lam = 0.75", "correct_lam"]),
@@ -181,6 +200,14 @@ def test_messages_name_the_mistake(bug, check, words):
     ("box_center_swapped", "cutmix-box", "not clipped"),  # a transposed box is clipped all right
     ("labels_second_randperm", "labels-follow-pixels", "flip"),
     ("loop_reads_mixed", "cutmix-box", "inverse permutation"),
+    # A fold looks like swapped weights at lam 0.25, but at 0.75 it is right: not swapped.
+    ("mixup_lam_folded", "mixup-pixels", "lam weighs x[perm]"),
+    ("mixup_lam_folded", "mixup-targets", "the weights are swapped"),
+    ("pixels_weights_swapped", "mixup-pixels", "folded"),
+    ("targets_weights_swapped", "mixup-targets", "folded"),
+    # The smoothed targets' weights are the clipped share: nothing says the drawn lam or the area before clipping.
+    ("targets_label_smoothing", "cutmix-label-weight", "drawn lam"),
+    ("targets_label_smoothing", "cutmix-label-weight", "h * w"),
 ])
 def test_messages_do_not_blame_another_cause(bug, check, wrong_cause):
     message = grade(BUGGY / f"{bug}.py").check(check)["message"]

@@ -13,8 +13,10 @@ def _fraction(amount):
 def prune_global(model, amount) -> dict[str, float]:
     amount = _fraction(amount)
     layers = [(name, m) for name, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Conv2d))]
+    # the values the next forward pass will use, even when no forward ran since the last optimizer step
+    scores = {(m, "weight"): m.weight_orig * m.weight_mask for _, m in layers if hasattr(m, "weight_mask")}
     prune.global_unstructured([(m, "weight") for _, m in layers], pruning_method=prune.L1Unstructured,
-                              amount=amount)
+                              amount=amount, importance_scores=scores)
     return {name: float((m.weight == 0).float().mean()) for name, m in layers}
 
 
