@@ -132,3 +132,16 @@ def test_quizapp_with_arguments_goes_through_the_command_line():
     result = subprocess.run([sys.executable, "-c", ENTRY.format(args=["--version"])], capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("quizapp, version"), result.stderr
+
+
+def test_list_fits_60_columns_and_never_cuts_an_id():
+    """At 60 columns every line fits, and every topic slug and exercise id a learner types is whole."""
+    from quizapp.catalog import load_catalog
+
+    result = CliRunner().invoke(cli, ["list"], env={"COLUMNS": "60"}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 60, [line for line in lines if len(line.rstrip()) > 60]
+    words = set(result.output.split())
+    assert set(load_catalog()) <= words
+    assert "mixed-precision" in words and "activation-memory" in words

@@ -27,9 +27,11 @@ def exercise_table(title: str, ids: list[str], rows: dict, catalog: dict, upcomi
     never cut or wrapped: the learner types them (`quizapp start ID`); the titles wrap instead."""
     table = Table(title=title, title_justify="left", **narrow_style(width))
     table.add_column("drill" if drills else "exercise", no_wrap=True, min_width=max(map(len, ids), default=8))
-    table.add_column("title", ratio=1, min_width=12)
-    table.add_column("status")
-    table.add_column("best", no_wrap=True)
+    narrow = width < 80  # the best result goes under the status: one column fewer
+    table.add_column("title", ratio=1, min_width=10)
+    table.add_column("status", max_width=11 if narrow else None)
+    if not narrow:
+        table.add_column("best", no_wrap=True)
     symptom_column = drills and width >= SYMPTOM_COLUMN_FROM
     if symptom_column:
         table.add_column("symptom", ratio=1)
@@ -44,7 +46,10 @@ def exercise_table(title: str, ids: list[str], rows: dict, catalog: dict, upcomi
         shown_title = Text(info.list_title if info else "(no longer shipped)")
         if drills and info and info.symptom and not symptom_column:
             shown_title.append(f"\n{info.symptom}", style="dim")
-        cells = [exercise_id, shown_title, Text(status, style=style), best]
+        shown_status = Text(status, style=style)
+        if narrow and row.attempts:
+            shown_status.append(f"\nbest {best}", style="dim")
+        cells = [exercise_id, shown_title, shown_status] + ([] if narrow else [best])
         if symptom_column:
             cells.append(info.symptom if info else "")
         table.add_row(*cells)
@@ -65,11 +70,11 @@ def list_exercises() -> int:
     topics = Table(title="Question topics", title_justify="left", **narrow_style(console.width))
     # The slug is what `--topic SLUG` takes: never cut, like an exercise's id.
     topics.add_column("topic", no_wrap=True, min_width=max((len(t.slug) for t in stats.topics), default=5))
-    topics.add_column("title", ratio=1, min_width=12)
-    for name in ("questions", "seen", "due"):
-        topics.add_column(name, justify="right")
+    topics.add_column("title", ratio=1, min_width=10)
+    topics.add_column("seen", justify="right", no_wrap=True)  # "3/18": seen of the topic's questions
+    topics.add_column("due", justify="right", no_wrap=True)
     for t in stats.topics:
-        topics.add_row(t.slug, t.title, str(t.questions), str(t.seen), str(t.due))
+        topics.add_row(t.slug, t.title, f"{t.seen}/{t.questions}", str(t.due))
     console.print(topics)
     if catalog:
         from quizapp.study.path import next_exercise
