@@ -11,6 +11,7 @@ import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -143,12 +144,15 @@ def time_up_after(seconds: float) -> Iterator[None]:
         raise TimeUp
 
     previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    armed = time.monotonic()
+    earlier, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if earlier > 0:  # someone else's alarm was set: it rings when it would have
+            signal.setitimer(signal.ITIMER_REAL, max(earlier - (time.monotonic() - armed), 1e-3), interval)
 
 
 def settle(interview: Interview, q: Question, response, console: Console) -> None:

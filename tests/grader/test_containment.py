@@ -130,7 +130,8 @@ def test_a_grade_cannot_write_a_huge_file_or_start_processes_without_end(way, mo
     assert FILE_SIZE_CAP == 1 << 30
     assert "DENIED past the cap: File too large" in report.output, report.output
     nproc = int(report.output.split("NPROC ", 1)[1].split()[0])
-    assert 0 < nproc <= len(list(Path("/proc").glob("[0-9]*"))) + PROCESSES_ABOVE_NOW + 50
+    # Finite, and the user's count plus the margin (which moves while other programs start and end).
+    assert PROCESSES_ABOVE_NOW < nproc <= len(list(Path("/proc").glob("[0-9]*"))) + PROCESSES_ABOVE_NOW + 2000
 
 
 def test_a_save_is_a_change_of_content_never_of_time(tmp_path):
