@@ -29,7 +29,7 @@ from typing import Callable
 
 from quizapp.grading.channel import HELLO as CHANNEL_HELLO
 from quizapp.grading.channel import KEY_BYTES
-from quizapp.grading.processes import EXTRA_WRITABLE_ENV
+from quizapp.grading.processes import extra_writable
 from quizapp.grading.result import MESSAGE_CAP, capped
 
 CHECKS_MODULE = "quizapp_exercise_checks"
@@ -374,7 +374,7 @@ def enter_sandbox(checks):
     writable = [Path(os.environ[TMP_ENV])] if os.path.isdir(os.environ.get(TMP_ENV, "")) else []
     # Folders the grader's caller lets every grade write (the test suite's temp folder, where its
     # solutions leave their pids); set in the grader's environment, out of the solution's reach.
-    writable += [Path(p) for p in os.environ.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if os.path.isdir(p)]
+    writable += extra_writable(os.environ)
     tcp = sandbox.ephemeral_tcp_ports() if getattr(checks, "NEEDS_LOCAL_TCP", False) else None
     return sandbox.apply(Path.cwd(), writable=writable, allow_tcp_ports=tcp)
 

@@ -83,7 +83,9 @@ def _probe(bwrap: str) -> str | None:
     """Start bwrap once as a grade would; why it failed, or None (once per process: it costs a start)."""
     probe = Path(os.environ.get("TMPDIR") or "/tmp")
     try:
-        done = subprocess.run([bwrap, *options([], probe), sys.executable, "-c", "pass"],
+        # `true` where there is one: the namespaces are what is tried, and a Python start costs 10x more.
+        done = subprocess.run([bwrap, *options([], probe), *([shutil.which("true")] if shutil.which("true")
+                                                             else [sys.executable, "-c", "pass"])],
                               capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap could not start ({exc})"

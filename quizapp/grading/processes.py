@@ -63,32 +63,27 @@ def become_subreaper() -> bool:
         return False
 
 
-def child_pids() -> set[int]:
-    """This process's child processes, read from /proc (empty where there is none)."""
-    me, found = os.getpid(), set()
+def children_by_parent() -> dict[int, list[int]]:
+    """Every process's children, by parent pid, read from /proc once (empty where there is none)."""
+    children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc").is_dir() else ():
         try:
             ppid = int(entry.read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
-            continue
-        if ppid == me:
-            found.add(int(entry.parent.name))
-    return found
+            continue  # ended meanwhile
+        children.setdefault(ppid, []).append(int(entry.parent.name))
+    return children
+
+
+def child_pids() -> set[int]:
+    """This process's child processes."""
+    return set(children_by_parent().get(os.getpid(), ()))
 
 
 def tree_rss_mb(roots: set[int]) -> float:
     """The resident memory, in MB, of the processes in `roots` and all their descendants (Linux: read
     from /proc; 0 elsewhere)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return 0.0
-    children: dict[int, list[int]] = {}
-    for entry in proc.glob("[0-9]*/stat"):
-        try:
-            ppid = int(entry.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.parent.name))
+    children = children_by_parent()
     seen, todo, pages = set(), list(roots), 0
     while todo:
         pid = todo.pop()
@@ -96,11 +91,11 @@ def tree_rss_mb(roots: set[int]) -> float:
             continue
         seen.add(pid)
         try:
-            pages += int((proc / str(pid) / "statm").read_text().split()[1])
+            pages += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
         except (OSError, ValueError, IndexError):
-            pass  # ended meanwhile
+            pass  # ended meanwhile, or no /proc
         todo.extend(children.get(pid, ()))
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20 if pages else 0.0  # no sysconf where there is no /proc
 
 
 def stop_escaped(keep: set[int], within_s: float = SWEEP_S) -> None:
