@@ -87,8 +87,12 @@ def print_review(review: list[tuple[str, str]], missing: list[str], console: Con
     """The questions a failed check rests on: due now, first in the next review session."""
     if review:
         console.print("[bold]Review these[/] (due now; [bold]quizapp review[/] starts with them):")
+        listed = Table.grid(padding=(0, 1))  # a wrapped title stays under its own text, not at column 0
+        listed.add_column(width=3, justify="right")
+        listed.add_column()
         for qid, title in review:
-            console.print(Text.assemble("  • ", title, (f"  ({qid})", "dim")))
+            listed.add_row("•", Text.assemble(title, (f"  ({qid})", "dim")))
+        console.print(listed)
     if missing:
         console.print(f"[dim]Not in your question bank, skipped: {', '.join(missing)}[/]")
 

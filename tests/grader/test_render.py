@@ -84,3 +84,16 @@ def test_a_series_with_nothing_to_draw_is_named_and_the_axes_are_labelled():
     drawn = plot_text(curves, width=70)
     assert "step   (yours: no value to plot)" in drawn and "val loss" in drawn.splitlines()[-1]
     assert "no value to plot" not in plot_text({**curves, "series": {"yours": [1.0, float("nan")]}}, width=70)
+
+
+def test_a_wrapped_review_title_stays_under_its_own_text():
+    from io import StringIO
+
+    from quizapp.grading.render import print_review
+
+    out = StringIO()
+    print_review([("q-long", "A decoder has 32 layers; in each layer q_proj and v_proj are both nn.Linear(4096, 4096) "
+                   "layers wrapped with LoRA at rank 8")], [], Console(file=out, width=60, color_system=None))
+    lines = [line.rstrip() for line in out.getvalue().splitlines()[1:] if line.strip()]
+    assert len(lines) > 1 and lines[0].lstrip().startswith("• ")
+    assert all(line.startswith("    ") for line in lines[1:]), lines  # under the text, never at column 0
