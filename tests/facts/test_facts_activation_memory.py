@@ -42,6 +42,13 @@ def test_linear_saves_its_input_not_its_output():
     # frozen weight: only dL/dx is needed, and x is no longer kept
     lin.requires_grad_(False)
     assert all(t.untyped_storage().data_ptr() == lin.weight.untyped_storage().data_ptr() for t in saved_tensors(lin, x))
+    # a (B, T, d_in) input: the saved tensor is its (B*T, d_in) view, the same storage as x
+    lin.requires_grad_(True)
+    x3 = _x(2, 5, 8)
+    activations = [t for t in saved_tensors(lin, x3)
+                   if t.untyped_storage().data_ptr() != lin.weight.untyped_storage().data_ptr()]
+    assert len(activations) == 1 and activations[0].shape == (10, 8)
+    assert activations[0].untyped_storage().data_ptr() == x3.untyped_storage().data_ptr()
     assert _right("amem-linear-saves") == {0}
 
 
@@ -134,6 +141,9 @@ def test_mlp_block_saves_18h_bytes_per_token_in_bf16():
     x = _x(b, s, h).detach().to(torch.bfloat16).requires_grad_(True)
     assert activation_bytes(_mlp(h, nn.GELU()), x) == 18 * h * b * s
     assert activation_bytes(_mlp(h, nn.ReLU()), x) == 10 * h * b * s  # ReLU: 5h values per token
+    frozen_first = _mlp(h, nn.GELU())
+    frozen_first[0].requires_grad_(False)
+    assert activation_bytes(frozen_first, x) == 16 * h * b * s  # its input is kept only for a trainable weight
     tokens, hidden = 8 * 2048, 4096
     per_token = activation_bytes(_mlp(h, nn.GELU()), x) // (b * s * h)  # bytes per token per unit of h
     gib = per_token * hidden * tokens / 2**30
@@ -158,6 +168,16 @@ def test_saved_attention_probabilities_take_b_a_s_s_values():
     assert not _accepts("amem-attention-scores", f"{gib * 2**30 / 1e9:.2f}")  # GB, not GiB
     assert not _accepts("amem-attention-scores", f"{2 * gib:.2f}")  # float32 bytes
 
+    # attention dropout (CUDA's 1-byte mask): the mask plus the dropped probabilities, 1.5x the probabilities
+    def with_dropout(q):
+        probs = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), -1)
+        return torch.ops.aten.native_dropout(probs, 0.1, True)[0] @ v
+
+    square = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+              for t in saved_tensors(with_dropout, q) if t.shape[-2:] == (s, s)}
+    assert sorted(square.values()) == [b * a * s * s, probs_bytes, probs_bytes]
+    assert sum(square.values()) - probs_bytes == 1.5 * probs_bytes
+
 
 
 @pytest.mark.verifies("amem-save-on-cpu")
@@ -175,6 +195,17 @@ def test_save_on_cpu_is_a_saved_tensor_hook_and_keeps_gradients():
     assert next(model.parameters()).device.type == "cpu"
     out.sum().backward()
     assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), plain))
+    # every saved tensor is copied, the weights that the Linears save included (pin_memory=True
+    # copies into a fresh buffer even here, where .cpu() of a CPU tensor would return the tensor itself)
+    offload = torch.autograd.graph.save_on_cpu(pin_memory=True)
+    packed, pack = [], offload.pack_hook
+    offload.pack_hook = lambda t: packed.append(t) or pack(t)
+    with offload:
+        model(x)
+    weights = {model[0].weight.untyped_storage().data_ptr(), model[2].weight.untyped_storage().data_ptr()}
+    assert weights <= {t.untyped_storage().data_ptr() for t in packed}
+    _, copy = pack(model[0].weight)
+    assert torch.equal(copy, model[0].weight) and copy.untyped_storage().data_ptr() not in weights
     assert _right("amem-save-on-cpu") == {3}  # choices 0, 1 and 2 are settled by the GPU test below
 
 
@@ -215,6 +246,12 @@ def test_saved_tensors_hooks_run_on_save_and_on_use():
     assert calls == {"pack": 1, "unpack": 0}
     y.sum().backward()
     assert calls == {"pack": 1, "unpack": 1}
+    # counting bytes in pack_hook: parameters are packed too, and one tensor can be packed twice
+    lin = nn.Linear(8, 8)
+    kept = saved_tensors(lambda t: lin(torch.relu(t)), x)
+    storages = [t.untyped_storage().data_ptr() for t in kept]
+    assert lin.weight.untyped_storage().data_ptr() in storages  # the Linear saves its weight
+    assert len(storages) > len(set(storages))  # the ReLU's output: saved by the ReLU and by the Linear
     assert _accepts("amem-hooks-name", torch.autograd.graph.saved_tensors_hooks.__name__)
     assert _accepts("amem-hooks-name", "torch.autograd.graph.saved_tensors_hooks")
 

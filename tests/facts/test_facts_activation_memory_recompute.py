@@ -61,6 +61,26 @@ def test_a_checkpointed_block_runs_forward_twice_per_step():
     checkpoint(block, _x(4, 8), use_reentrant=False).sum().backward()
     assert _accepts("amem-forward-count", str(block.forward_calls))
 
+    # code after the last op that saves a tensor does not rerun: the recomputation stops early
+    class Counted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin1, self.lin2 = nn.Linear(8, 8), nn.Linear(8, 8)
+            self.started = self.finished = 0
+
+        def forward(self, x):
+            self.started += 1
+            y = self.lin2(torch.relu(self.lin1(x)))
+            self.finished += 1
+            return y
+
+    counted = Counted()
+    checkpoint(counted, _x(4, 8), use_reentrant=False).sum().backward()
+    assert (counted.started, counted.finished) == (2, 1)
+    with set_checkpoint_early_stop(False):
+        checkpoint(counted, _x(4, 8), use_reentrant=False).sum().backward()
+    assert (counted.started, counted.finished) == (4, 3)
+
 
 @pytest.mark.verifies("amem-checkpoint-order")
 def test_order_of_events_around_a_checkpointed_block():
@@ -157,17 +177,38 @@ def _backward_ops(**kwargs) -> list[str]:
     return log.ops
 
 
+def _linear_backward_ops(**kwargs) -> list[str]:
+    torch.manual_seed(0)
+    block = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))  # biased: aten.addmm
+    out = checkpoint(block, _x(8, 16), use_reentrant=False, **kwargs).sum()
+    log = OpLog()
+    with log:
+        out.backward()
+    return log.ops
+
+
+def _policy(saved_ops):
+    def policy(ctx, op, *args, **kwargs):
+        return CheckpointPolicy.MUST_SAVE if op in saved_ops else CheckpointPolicy.PREFER_RECOMPUTE
+
+    return functools.partial(create_selective_checkpoint_contexts, policy)
+
+
 @pytest.mark.verifies("amem-selective")
 def test_selective_policy_recomputes_only_what_it_does_not_save():
-    def policy(ctx, op, *args, **kwargs):
-        return CheckpointPolicy.MUST_SAVE if op == torch.ops.aten.mm.default else CheckpointPolicy.PREFER_RECOMPUTE
-
+    mm, addmm = torch.ops.aten.mm.default, torch.ops.aten.addmm.default
     full = _backward_ops()
-    selective = _backward_ops(context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
+    selective = _backward_ops(context_fn=_policy({mm, addmm}))
     # backward of two matmuls needs 3 mm (grad w2, grad h, grad w1); plain checkpointing reruns the first
     assert full.count("aten.mm.default") == 4  # choice 0 describes this, not the policy's run
     assert selective.count("aten.mm.default") == 3  # choices 0 and 1: no matmul runs again
     assert selective.count("aten.relu.default") == 1  # choice 2; choice 3: not nothing
+    # biased nn.Linear layers run aten.addmm: the prompt's policy keeps them too...
+    assert "aten.addmm.default" in _linear_backward_ops()  # plain checkpointing reruns the first Linear
+    linear_selective = _linear_backward_ops(context_fn=_policy({mm, addmm}))
+    assert "aten.addmm.default" not in linear_selective and linear_selective.count("aten.relu.default") == 1
+    # ...while a policy naming aten.mm alone would rerun them
+    assert "aten.addmm.default" in _linear_backward_ops(context_fn=_policy({mm}))
     assert _right("amem-selective") == {2}
 
 
@@ -233,4 +274,9 @@ def test_what_saves_memory_and_keeps_the_gradients():
     finally:
         model.train()
     assert not all(torch.allclose(a, b) for a, b in zip(eval_grads, plain))  # choice 4: different gradients
+    # eval() also switches BatchNorm to its running statistics and stops updating them
+    bn = nn.BatchNorm1d(8).eval()
+    before = bn.running_mean.clone()
+    out = bn(x.detach() * 3 + 1)
+    assert torch.equal(bn.running_mean, before) and not torch.allclose(out.mean(0), torch.zeros(8), atol=0.1)
     assert _right("amem-reduce-memory") == {0, 1}

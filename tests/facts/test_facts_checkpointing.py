@@ -240,6 +240,16 @@ def test_restoring_the_rng_state_reproduces_dropout_and_shuffling():
     assert resumed[0] == uninterrupted[0]
     assert torch.equal(resumed[1], uninterrupted[1])
 
+    # the prompt's checkpoint falls on an epoch boundary; saved mid-epoch, the RNG state alone is not
+    # enough: the epoch's order was drawn when its iterator was created, before the state was saved
+    torch.manual_seed(0)
+    batches = iter(loader)
+    next(batches)
+    mid_epoch = torch.get_rng_state()
+    rest = torch.cat(list(batches)).tolist()
+    torch.set_rng_state(mid_epoch)
+    assert torch.cat(list(loader)).tolist()[: len(rest)] != rest  # a new order, not the epoch's remainder
+
     # choice 2: false. eval() turns dropout off, which changes the training losses
     drop.eval()
     assert bool((drop(torch.ones(64)) == 1).all())
@@ -377,12 +387,18 @@ def test_a_full_checkpoint_resumes_exactly_and_each_missing_part_shows():
         restore = {"model", "optimizer", "scheduler", "scaler", "rng"} - {missing}
         partial, _ = _run(ckpt["step"], 12, ckpt, restore)
         assert not all(torch.equal(a, b) for a, b in zip(straight, partial)), missing
-    # without the optimizer state Adam's first update is about lr in every coordinate
+    # without the optimizer state Adam's first update is about lr·sign(g): lr in every coordinate
+    # whose gradient is well above eps, 0 where the gradient is exactly zero, lr/2 where |g| = eps
     p = nn.Parameter(torch.zeros(5))
     opt = torch.optim.Adam([p], lr=0.01)
     p.grad = torch.tensor([1e-4, -3.0, 50.0, -0.2, 7.0])
     opt.step()
     assert torch.allclose(p.detach().abs(), torch.full((5,), 0.01), rtol=1e-3)
+    p = nn.Parameter(torch.zeros(2))
+    opt = torch.optim.Adam([p], lr=0.01, eps=1e-8)
+    p.grad = torch.tensor([0.0, 1e-8])
+    opt.step()
+    assert p[0].item() == 0.0 and p[1].item() == pytest.approx(-0.005, rel=1e-3)
 
 
 @pytest.mark.verifies("ckpt-resume-bugs")

@@ -2,7 +2,10 @@
 
 Each verified single or multi question's test settles every choice (`# choice N` beside the
 assertion, N its index in the file) and then checks that the file's key is exactly the set of
-choices found true. Numeric questions compute the keyed value themselves.
+choices found true. Numeric questions compute the keyed value themselves. The cards' findings
+from papers (mixup's robustness to corrupted labels, Zhang et al. 2018; its better calibration,
+Thulasidasan et al. 2019; CutMix's localisation, Yun et al. 2019) are not re-run; their tests check
+the mixing arithmetic the cards state.
 """
 
 import math
@@ -152,3 +155,80 @@ def test_mixup_and_cutmix_targets_and_losses():
     # Beta(α, α): mixup's 0.8 and CutMix's 1.0 are both symmetric around 0.5; α = 1 is uniform
     assert torch.distributions.Beta(0.8, 0.8).mean.item() == pytest.approx(0.5)
     assert torch.distributions.Beta(1.0, 1.0).log_prob(torch.tensor([0.1, 0.9])).exp().tolist() == pytest.approx([1, 1])
+
+
+def _cutmix_in_place(x, y, perm, box, num_classes):
+    """The function of aug-cutmix-in-place, as the prompt writes it."""
+    y0, y1, x0, x1 = box
+    for i in range(len(x)):
+        x[i, :, y0:y1, x0:x1] = x[perm[i], :, y0:y1, x0:x1]
+    H, W = x.shape[-2:]
+    lam = 1 - (y1 - y0) * (x1 - x0) / (H * W)
+    t = F.one_hot(y, num_classes).to(x.dtype)
+    return x, lam * t + (1 - lam) * t[perm]
+
+
+@pytest.mark.verifies("aug-cutmix-in-place")
+def test_cutmix_loop_reads_pasted_boxes_and_writes_the_callers_batch():
+    box = (1, 3, 1, 3)
+    clean = torch.stack([torch.full((3, 4, 4), 0.0), torch.full((3, 4, 4), 1.0)])  # image 0 zeros, image 1 ones
+    x, y, perm = clean.clone(), torch.tensor([3, 7]), torch.tensor([1, 0])
+    x_before = x
+    mixed, targets = _cutmix_in_place(x, y, perm, box, 10)
+    inside = (slice(None), slice(1, 3), slice(1, 3))
+    # choice 0: true. Image 1 got its own box back, yet its target names y[0]
+    assert torch.equal(mixed[1], clean[1])
+    lam = 1 - 4 / 16
+    assert targets[1, 3].item() == pytest.approx(1 - lam) and targets[1, 7].item() == pytest.approx(lam)
+    # choice 1: false. Image 0 did get image 1's box
+    assert torch.equal(mixed[0][inside], clean[1][inside]) and not torch.equal(mixed[0], clean[0])
+    # choice 2: true. The caller's x is the returned tensor, mixed
+    assert mixed is x_before and not torch.equal(x, clean)
+    # choice 3: false. One vectorised assignment reads right (x[perm] is a new tensor) but still writes into x
+    x = clean.clone()
+    x[:, :, 1:3, 1:3] = x[perm, :, 1:3, 1:3]
+    assert torch.equal(x[1][inside], clean[0][inside]) and torch.equal(x[0][inside], clean[1][inside])
+    assert not torch.equal(x, clean)
+    # choice 4: false. A batch that does not require grad takes in-place writes silently
+    assert not clean.requires_grad
+    # the fix: write into a clone, read from the untouched original
+    x = clean.clone()
+    out = x.clone()
+    out[:, :, 1:3, 1:3] = x[perm][:, :, 1:3, 1:3]
+    assert torch.equal(x, clean) and torch.equal(out[1][inside], clean[0][inside])
+    # a longer permutation: every sample whose partner came earlier in the loop reads a pasted box
+    x = torch.arange(4.0).reshape(4, 1, 1, 1).expand(4, 1, 2, 2).clone()
+    _cutmix_in_place(x, torch.arange(4), torch.tensor([1, 2, 3, 0]), (0, 2, 0, 2), 4)
+    assert x[:, 0, 0, 0].tolist() == [1.0, 2.0, 3.0, 1.0]  # sample 3 should hold 0, holds 1
+    assert right_choices(TOPIC, "aug-cutmix-in-place") == {0, 2}
+
+
+@pytest.mark.verifies("aug-one-hot-num-classes")
+def test_one_hot_without_num_classes_sizes_from_the_batch():
+    y = torch.tensor([0, 3, 8, 8, 1, 5])  # no class 9 in this batch
+    t = F.one_hot(y).float()
+    assert t.shape == (6, 9)  # choice 1: true, y.max() + 1 columns
+    logits = torch.randn(6, 10)
+    perm = torch.randperm(6)
+    assert t[perm].shape == t.shape  # choice 0: false, row indexing keeps the columns
+    assert sorted(torch.randperm(1000).tolist()) == list(range(1000))  # ...and randperm never repeats
+    for lam in (0.0, 1.0):  # choice 3: false, lam changes values, not shapes
+        assert (lam * t + (1 - lam) * t[perm]).shape == (6, 9)
+    with pytest.raises(RuntimeError):  # choice 2: false, the rows match; the classes do not
+        F.cross_entropy(logits, 0.7 * t + 0.3 * t[perm])
+    assert F.cross_entropy(logits, F.one_hot(y, 10).float()).isfinite()
+    # how often a balanced 10-class batch of 64 lacks class 9
+    assert 0.9**64 == pytest.approx(0.0012, abs=5e-5) and round(1 / 0.9**64) == 848
+    gen = torch.Generator().manual_seed(0)
+    labels = torch.randint(0, 10, (20000, 64), generator=gen)
+    assert (labels.max(dim=1).values < 9).float().mean().item() == pytest.approx(0.0012, abs=0.0006)
+    # the fix's side effects: fixed width, out-of-range and negative labels raise, dtype follows the logits
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(torch.tensor([0, 10]), 10)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.one_hot(torch.tensor([0, -100]), 10)
+    assert F.one_hot(y).dtype == torch.int64 and F.one_hot(y).float().dtype == torch.float32
+    bf16 = logits.bfloat16()
+    assert F.cross_entropy(bf16, F.one_hot(y, 10).float()).dtype == torch.float32
+    assert F.cross_entropy(bf16, F.one_hot(y, 10).to(bf16.dtype)).dtype == torch.bfloat16
+    assert right_choices(TOPIC, "aug-one-hot-num-classes") == {1}

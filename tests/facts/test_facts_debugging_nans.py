@@ -155,6 +155,12 @@ def test_stable_logsumexp_steps():
     assert result.item() == pytest.approx(1000.0 + math.log(2), abs=1e-4)
     assert result.item() == pytest.approx(torch.logsumexp(x, 0).item(), abs=1e-4)
     assert torch.log(torch.exp(x).sum()).item() == INF
+    # the gap the explanation names: a row of only -inf gives NaN through the steps, -inf in torch
+    scope = {"torch": torch, "x": torch.full((3,), -INF)}
+    for step in steps:
+        exec(step, scope)
+    assert math.isnan(scope["result"].item())
+    assert torch.logsumexp(torch.full((3,), -INF), 0).item() == -INF
 
 
 @pytest.mark.verifies("nan-where-gradient-trap")
@@ -262,6 +268,11 @@ def test_shift_invariance_and_the_stable_log_softmax():
     # float16: exp(11.09) is still finite, exp(11.1) is not
     assert math.isfinite(torch.exp(torch.tensor(11.08, dtype=torch.float16)).item())
     assert torch.exp(torch.tensor(11.1, dtype=torch.float16)).item() == INF
+    # the one gap: a fully masked row (all -inf) is NaN even with the max subtracted
+    masked = torch.full((3,), -INF)
+    assert torch.isnan(torch.softmax(masked, 0)).all() and torch.isnan(F.log_softmax(masked, 0)).all()
+    assert torch.isnan(masked - masked.max()).all()
+    assert torch.logsumexp(masked, 0).item() == -INF
 
 
 @pytest.mark.verifies("nan-triage-card")
@@ -402,6 +413,22 @@ def test_finite_check_hooks_must_look_inside_tuples():
     # children report before their parent (""): the first hook to fire on a bad output names the culprit
     assert first_bad(tensor_only=False) == "attn"
     assert first_bad(tensor_only=True) == "head"  # a hook that skips tuples blames the next module
+
+
+@pytest.mark.verifies("nan-late-nan-card")
+def test_a_fully_masked_attention_row_depends_on_the_implementation():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(1, 1, 2, 4), torch.randn(1, 1, 3, 4), torch.randn(1, 1, 3, 4)
+    keep = torch.tensor([[True, True, True], [False, False, False]])  # the second query sees nothing
+    scores = (q @ k.transpose(-1, -2)).masked_fill(~keep, -INF)
+    assert torch.isnan(torch.softmax(scores, -1)[..., 1, :]).all()  # hand-written attention: NaN
+    sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)  # CPU: the math path
+    assert torch.count_nonzero(sdpa[..., 1, :]) == 0 and torch.isfinite(sdpa).all()
+    mha = nn.MultiheadAttention(4, 1, batch_first=True)
+    x = torch.randn(1, 3, 4)
+    with torch.no_grad():
+        out, _ = mha(x, x, x, key_padding_mask=torch.ones(1, 3, dtype=torch.bool))
+    assert torch.isnan(out).all()  # nn.MultiheadAttention: NaN
 
 
 def _train(lr, batches, start=None, steps=None):

@@ -115,6 +115,11 @@ def test_mean_is_num_classes_times_smaller():
     assert (batchmean / mean).item() == pytest.approx(topic_questions(TOPIC)["kd-batchmean"].answer, rel=1e-5)
     assert (batchmean / mean).item() == pytest.approx(s.shape[1], rel=1e-5)  # the number of classes
     assert any("batchmean" in str(w.message) for w in caught)
+    # batchmean divides by the first dimension only: (B, T, V) logits are summed over T
+    s3, t3 = torch.randn(4, 6, 10), torch.randn(4, 6, 10)
+    per_sequence = soft_kl(s3, t3, 1.0)
+    per_token = soft_kl(s3.flatten(0, 1), t3.flatten(0, 1), 1.0)
+    assert (per_sequence / per_token).item() == pytest.approx(6, rel=1e-5)
 
 
 @pytest.mark.verifies("kd-teacher-eval")
@@ -147,12 +152,16 @@ def test_eval_and_no_grad_do_different_jobs():
         out = teacher(x)
     assert not out.requires_grad and out.grad_fn is None
 
-    # inference_mode targets cannot be saved for the student's backward pass
+    # inference_mode targets cannot be saved for the student's backward pass: the kl_div call
+    # itself raises, before any backward()
     s = torch.randn(8, 4, requires_grad=True)
     with torch.inference_mode():
         p_t = F.softmax(teacher(x), dim=-1)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
-        F.kl_div(F.log_softmax(s, dim=-1), p_t, reduction="batchmean").backward()
+        F.kl_div(F.log_softmax(s, dim=-1), p_t, reduction="batchmean")
+    # a clone is a normal tensor and works
+    F.kl_div(F.log_softmax(s, dim=-1), p_t.clone(), reduction="batchmean").backward()
+    assert s.grad is not None
     assert right_choices(TOPIC, "kd-teacher-eval") == {2, 4}
 
 
@@ -210,6 +219,10 @@ def test_high_temperature_limit_is_logit_matching():
     assert rel_gap(1) > 0.3
     assert rel_gap(20) == pytest.approx(0.031, abs=0.005)
     assert rel_gap(100) < 0.01  # choice 2: true
+    assert rel_gap(20) / rel_gap(100) == pytest.approx(5, rel=0.05)  # shrinking like 1/T
+    # the gap depends on logits / T only: logits 10 times larger need a 10 times larger T
+    wide_gap = ((grad_wrt_student(10 * s, 10 * t, 200) - 10 * limit).norm() / (10 * limit).norm()).item()
+    assert wide_gap == pytest.approx(rel_gap(20), rel=1e-3)
     high = grad_wrt_student(s, t, 100)
     # choice 0: false. With T**2 it does not vanish (only without the factor does it)
     assert high.norm() > 0.9 * limit.norm()
@@ -296,8 +309,12 @@ def test_attention_maps_need_no_regressor_raw_features_do():
     with pytest.raises(RuntimeError), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the size-mismatch warning that comes before the error
         F.mse_loss(student_features, teacher_features)
-    regressor = nn.Conv2d(64, 256, kernel_size=1)
+    regressor = nn.Conv2d(64, 256, kernel_size=1)  # widths differ only: a 1x1 conv suffices
     assert F.mse_loss(regressor(student_features), teacher_features).requires_grad
+    # FitNets' convolutional regressor: a kernel of N_guided - N_hint + 1 also matches the spatial sizes
+    larger = torch.randn(4, 64, 10, 10)
+    fitnets = nn.Conv2d(64, 256, kernel_size=10 - 8 + 1)
+    assert fitnets(larger).shape == teacher_features.shape
     # attention maps do not depend on the channel count: same shape, unit norm, directly comparable
     a_t, a_s = _attention_map(teacher_features), _attention_map(student_features)
     assert a_t.shape == a_s.shape == (4, 64)

@@ -102,6 +102,11 @@ def test_without_set_epoch_every_epoch_has_the_same_order():
     reshuffled = [list(s) for s in samplers]
     assert reshuffled != first
     assert sorted(i for shard in reshuffled for i in shard) == data
+    # a dataset that does not divide by the rank count: the only repeats are the padding
+    odd = list(range(42))
+    shards = [list(DistributedSampler(odd, num_replicas=4, rank=r, shuffle=True, seed=0)) for r in range(4)]
+    everything = [i for shard in shards for i in shard]
+    assert set(everything) == set(odd) and len(everything) - len(set(everything)) == 4 * 11 - 42
     assert right_choices(TOPIC, "dist-set-epoch") == {0}
 
 

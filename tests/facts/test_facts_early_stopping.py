@@ -11,6 +11,7 @@ NLL can climb while the error falls is Guo et al. (2017), shown here on a constr
 """
 
 import copy
+import io
 import math
 
 import pytest
@@ -225,3 +226,182 @@ def test_reduce_on_plateau_timing_against_early_stopping_patience():
     # so the run never trains at the reduced lr: its patience must be well above the scheduler's
     assert _early_stopping([1.0] * 12, patience=3, min_delta=0.0)[0] == 4
     assert _early_stopping([1.0] * 12, patience=2, min_delta=0.0)[0] == 3
+
+
+# --- non-finite metrics, mode max, and copies that are not copies ---
+
+
+class _Stopper:
+    """The stopper of es-non-finite-metric; `negated` writes line (A) as `not loss >= ...`."""
+
+    def __init__(self, patience=10, min_delta=0.0, best=float("inf"), negated=False):
+        self.patience, self.min_delta, self.best, self.bad, self.negated = patience, min_delta, best, 0, negated
+
+    def step(self, loss):
+        improves = (not loss >= self.best - self.min_delta) if self.negated else loss < self.best - self.min_delta
+        if improves:
+            self.best, self.bad = loss, 0
+        else:
+            self.bad += 1
+        return self.bad >= self.patience
+
+
+def _run(stopper, losses):
+    """The 1-based epoch at which step() first returns True, or None."""
+    for epoch, loss in enumerate(losses, start=1):
+        if stopper.step(loss):
+            return epoch
+    return None
+
+
+@pytest.mark.verifies("es-non-finite-metric")
+def test_nan_and_inf_metrics_against_comparisons():
+    nan, inf = float("nan"), float("inf")
+    curve = [1.0 - 0.01 * e for e in range(30)] + [nan] * 30  # epoch 30 sets the best, then nan
+    stopper = _Stopper()
+    assert _run(stopper, curve) == 40  # choice 0: true, ten more epochs of nan
+    assert stopper.best == curve[29]
+    # choice 1: false. Comparing with nan raises nothing, in Python or torch
+    assert (nan < 1.0) is False and (nan >= 1.0) is False and (nan != nan) is True
+    assert bool(torch.tensor(nan) < 1.0) is False
+    # choice 2: true. The negated test takes nan as best, then every epoch "improves"
+    negated = _Stopper(negated=True)
+    assert _run(negated, curve) is None
+    assert math.isnan(negated.best) and negated.bad == 0
+    assert not (0.5 >= negated.best)  # even a finite loss after it counts as an improvement
+    # choice 3: false. isnan misses inf, which then just counts as one more epoch without improvement
+    assert not math.isnan(inf) and not math.isfinite(inf) and not math.isfinite(nan)
+    inf_curve = [1.0 - 0.01 * e for e in range(30)] + [inf] * 30
+    assert _run(_Stopper(), inf_curve) == 40
+    # choice 4: true. In max mode inf beats any best
+    best, min_delta = 0.93, 0.0
+    assert inf > best + min_delta
+    # choice 5: false. Starting from nan, nothing ever improves
+    from_nan = _Stopper(best=nan)
+    assert _run(from_nan, [1.0, 0.5, 0.2] + [0.1] * 10) == 10 and math.isnan(from_nan.best)
+    assert right_choices(TOPIC, "es-non-finite-metric") == {0, 2, 4}
+
+
+ACCURACIES = [0.610, 0.650, 0.652, 0.648, 0.661, 0.664, 0.657, 0.665, 0.663, 0.672]
+
+
+def _max_mode(values, patience, min_delta, improves=lambda v, best, d: v > best + d, stop_when=lambda bad, p: bad >= p):
+    """Early stopping on a metric to maximise: (1-based stop epoch or None, best epoch)."""
+    best, best_epoch, bad = None, None, 0
+    for epoch, value in enumerate(values, start=1):
+        if best is None or improves(value, best, min_delta):
+            best, best_epoch, bad = value, epoch, 0
+        else:
+            bad += 1
+            if stop_when(bad, patience):
+                return epoch, best_epoch
+    return None, best_epoch
+
+
+@pytest.mark.verifies("es-mode-max-min-delta")
+def test_mode_max_adds_min_delta_to_best():
+    assert _max_mode(ACCURACIES, 3, 0.005) == (8, 5)
+    assert _max_mode(ACCURACIES, 3, 0.005)[0] == topic_questions(TOPIC)["es-mode-max-min-delta"].answer
+    # no comparison sits on a float tie: every margin is at least 0.001
+    best = [0.610, 0.650, 0.650, 0.650, 0.661, 0.661, 0.661, 0.661]
+    assert min(abs(v - (b + 0.005)) for v, b in zip(ACCURACIES[1:8], best)) >= 0.001 - 1e-12
+    # the slips the explanation names
+    assert _max_mode(ACCURACIES, 3, 0.005, improves=lambda v, b, d: v > b - d)[0] is None  # sign from min mode
+    wrong_sign = [0.610]
+    for v in ACCURACIES[1:]:
+        if v > wrong_sign[-1] - 0.005:
+            wrong_sign.append(v)
+    assert 0.648 in wrong_sign and wrong_sign[wrong_sign.index(0.648) - 1] == 0.652  # best drifts down
+    assert _max_mode(ACCURACIES, 3, 0.005, improves=lambda v, b, d: v < b - d)[0] == 4  # min-mode test left in
+    assert _max_mode(ACCURACIES, 3, 0.0)[0] is None  # min_delta ignored
+    assert _max_mode(ACCURACIES, 3, 0.005, stop_when=lambda bad, p: bad > p)[0] == 9  # counter must exceed
+    # the signed form of the explanation is the same rule in both modes
+    signed = lambda sign: lambda v, b, d: sign * v < sign * b - d  # noqa: E731
+    assert _max_mode(ACCURACIES, 3, 0.005, improves=signed(-1)) == (8, 5)
+    assert _early_stopping(VAL_LOSSES, 3, 0.01) == _max_mode(VAL_LOSSES, 3, 0.01, improves=signed(1))
+
+
+def _bn_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+
+
+def _train_in_place(model, steps=3):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model.train()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(torch.randn(8, 4)).pow(2).mean().backward()
+        optimizer.step()  # parameters updated in place; the BatchNorm forward updated its buffers in place
+
+
+@pytest.mark.verifies("es-snapshot-copies")
+def test_which_snapshots_survive_in_place_training():
+    model = _bn_model()
+    sd = model.state_dict()
+    at_best = {k: v.clone() for k, v in sd.items()}
+    kept = {
+        0: {k: v.detach() for k, v in sd.items()},
+        1: copy.deepcopy(sd),
+        2: dict(sd),
+        3: {k: v.data for k, v in sd.items()},
+        4: {k: v.detach().clone() for k, v in sd.items()},
+        5: {n: p.detach().clone() for n, p in model.named_parameters()},
+    }
+    shallow = copy.copy(sd)
+    _train_in_place(model)
+    holds_best = {i: set(snap) == set(at_best) and all(torch.equal(snap[k], at_best[k]) for k in at_best)
+                  for i, snap in kept.items()}
+    # choices 0, 2 and 3: false, they share storage with the live tensors
+    assert not holds_best[0] and not holds_best[2] and not holds_best[3]
+    assert kept[0]["0.weight"].data_ptr() == model[0].weight.data_ptr() == kept[3]["0.weight"].data_ptr()
+    assert kept[2]["0.weight"] is sd["0.weight"] and shallow["0.weight"] is sd["0.weight"]
+    assert holds_best[1] and holds_best[4]  # choices 1 and 4: true
+    # choice 5: false. Real copies, but no buffers: BatchNorm's statistics would stay the last epoch's
+    assert not holds_best[5]
+    assert all(torch.equal(kept[5][n], at_best[n]) for n in kept[5])
+    assert {"1.running_mean", "1.running_var", "1.num_batches_tracked"} <= set(at_best) - set(kept[5])
+    assert not torch.equal(model[1].running_mean, at_best["1.running_mean"])  # they did move
+    # conversions with nothing to do return the tensor itself; to(copy=True) and torch.save copy
+    w = sd["0.weight"]
+    for same in (w.cpu(), w.to("cpu"), w.float(), w.contiguous()):
+        assert same.data_ptr() == w.data_ptr()
+    assert w.to("cpu", copy=True).data_ptr() != w.data_ptr()
+    buffer = io.BytesIO()
+    torch.save(sd, buffer)
+    # restoring copies the values in: the snapshot stays intact for a second restore
+    model.load_state_dict(kept[1])
+    assert all(torch.equal(model.state_dict()[k], at_best[k]) for k in at_best)
+    _train_in_place(model)
+    assert torch.equal(kept[1]["0.weight"], at_best["0.weight"])
+    assert right_choices(TOPIC, "es-snapshot-copies") == {1, 4}
+
+
+@pytest.mark.verifies("es-cpu-snapshot-alias")
+def test_cpu_of_a_cpu_tensor_is_the_tensor_itself():
+    """On a GPU, `.cpu()` copies the tensor to host memory (torch's docs for Tensor.cpu: "If this
+    object is already in CPU memory, then no copy is performed and the original object is
+    returned"); the CPU half of that sentence is what runs here."""
+    model = _bn_model()
+    best_state = {k: v.cpu() for k, v in model.state_dict().items()}
+    at_best = {k: v.clone() for k, v in model.state_dict().items()}
+    ptrs = {n: p.data_ptr() for n, p in model.named_parameters()}
+    # choice 1: true, and choice 3: false. No copy at all, lazy or not: the same storage
+    assert all(best_state[k].data_ptr() == v.data_ptr() for k, v in model.state_dict().items())
+    _train_in_place(model)
+    # choice 2: false. The optimizer updated the parameters in place: same storage, new values
+    assert {n: p.data_ptr() for n, p in model.named_parameters()} == ptrs
+    assert torch.equal(best_state["0.weight"], model[0].weight.detach())
+    assert not torch.equal(best_state["0.weight"], at_best["0.weight"])
+    # choice 0: false. load_state_dict accepts the aliasing dict silently and changes nothing
+    last = {k: v.clone() for k, v in model.state_dict().items()}
+    model.load_state_dict(best_state)
+    assert all(torch.equal(model.state_dict()[k], last[k]) for k in last)
+    # the fix of the explanation copies on every device
+    model = _bn_model()
+    fixed = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+    at_best = {k: v.clone() for k, v in model.state_dict().items()}
+    _train_in_place(model)
+    model.load_state_dict(fixed)
+    assert all(torch.equal(model.state_dict()[k], at_best[k]) for k in at_best)
+    assert right_choices(TOPIC, "es-cpu-snapshot-alias") == {1}

@@ -222,8 +222,13 @@ def test_what_goes_wrong_in_float16_and_bfloat16():
 
     # (1 - beta2) * g^2 underflows below g ~ 5.5e-3, eps is 0: the step divides by zero
     assert math.sqrt(2.0**-25 / 1e-3) == pytest.approx(5.5e-3, rel=0.01)
-    for grad in (5e-3, 1e-3, 1e-4):
+    for grad in (5e-3, 1e-3, 1e-4, 1e-6):
         weight, v = pure_fp16_adam_step(grad)
         assert v == 0.0 and weight == float("-inf")
+    # (1 - beta1) * g underflows too below about 3e-7 (half the smallest subnormal, over 0.1): 0/0
+    assert 2.0**-25 / 0.1 == pytest.approx(3e-7, rel=0.01)
+    for grad in (0.0, 1e-7, 2.9e-7):
+        weight, v = pure_fp16_adam_step(grad)
+        assert v == 0.0 and math.isnan(weight)
     weight, v = pure_fp16_adam_step(1e-2)
     assert v > 0 and math.isfinite(weight)

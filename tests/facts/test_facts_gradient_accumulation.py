@@ -5,7 +5,9 @@ assertion, N its index in the file) and then checks that the file's key is exact
 choices found true. Numeric questions compute the keyed value themselves. accum-ddp-no-sync
 starts a one-rank gloo group and counts DDP's all-reduces with a communication hook; that FSDP's
 no_sync keeps unsharded gradients rests on the FSDP docs. Accelerate's skipping of non-sync steps
-(accum-scheduler-steps) rests on its source and docs.
+and its stepping of the scheduler once per process (accum-scheduler-steps) rest on its source
+(`accelerate/scheduler.py`, AcceleratedScheduler.step) and docs; transformers' cosine schedule is
+rebuilt from its formula (transformers is not installed here).
 """
 
 from __future__ import annotations
@@ -240,6 +242,17 @@ def test_per_micro_batch_token_mean_overweights_short_micro_batches():
     assert ratio_b.item() == pytest.approx(0.625, rel=1e-5)
     assert torch.count_nonzero(wrong_a[2:]) == 0  # padding contributes nothing
 
+    # a micro-batch that is all padding: the mean is 0/0, a NaN loss with a zero gradient; the sum is 0
+    padded = torch.randn(4, vocab, generator=g, requires_grad=True)
+    nothing = torch.full((4,), -100)
+    mean = F.cross_entropy(padded, nothing, ignore_index=-100)
+    assert math.isnan(mean.item())
+    mean.backward()
+    assert torch.count_nonzero(padded.grad) == 0
+    assert math.isnan((mean + F.cross_entropy(logits_b, labels_b)).item())  # a summed or logged loss turns NaN
+    summed = F.cross_entropy(padded, nothing, ignore_index=-100, reduction="sum") / total_tokens
+    assert summed.item() == 0.0
+
 
 @pytest.mark.verifies("accum-clip-where")
 def test_clip_the_accumulated_gradient_once():
@@ -369,6 +382,8 @@ def test_scheduler_counts_optimizer_steps():
     samples, micro, k, epochs = 50_000, 25, 8, 3
     micro_batches = samples // micro
     assert (micro_batches, micro_batches // k, epochs * micro_batches // k) == (2000, 250, 750)
+    for gpus in (1, 2, 4):  # each update sees micro x k x gpus samples: the GPU count divides the steps
+        assert epochs * samples // (micro * k * gpus) == 750 // gpus
     total, warmup, floor = 750, 75, 0.1
 
     def factor(step):
@@ -394,8 +409,29 @@ def test_scheduler_counts_optimizer_steps():
     # stepped per micro-batch: warmup over after 75 / 8 updates, floor reached after 750 / 8 ~ 94
     assert max(range(total), key=wrong.__getitem__) == math.ceil(warmup / k)
     assert wrong[math.ceil(total / k)] == pytest.approx(floor) and wrong[math.ceil(total / k) - 2] > floor
-    assert all(lr == pytest.approx(floor) for lr in wrong[94:])
+    assert all(lr == pytest.approx(floor) for lr in wrong[94:])  # this schedule clamps its progress at 1
     assert right[94] > 0.9
+    # torch's CosineAnnealingLR does not clamp: stepped per micro-batch it reaches its minimum after
+    # about 94 updates and then climbs back up
+    def hf_cosine(step):  # transformers' get_cosine_schedule_with_warmup, from its formula
+        if step < warmup:
+            return step / max(1, warmup)
+        return max(0.0, 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(1, total - warmup))))
+
+    for make in (lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=total),
+                 lambda o: torch.optim.lr_scheduler.LambdaLR(o, hf_cosine)):
+        param = nn.Parameter(torch.zeros(1))
+        opt = torch.optim.SGD([param], lr=1.0)
+        cosine = make(opt)
+        seen = []
+        for _ in range(2 * math.ceil(total / k)):
+            seen.append(opt.param_groups[0]["lr"])
+            opt.step()
+            for _ in range(k):
+                cosine.step()
+        low = min(range(warmup, len(seen)), key=seen.__getitem__)  # past the warmup's start at 0
+        assert abs(low - total / k) <= 1 and seen[low] < 1e-3
+        assert seen[-1] > 0.7  # well on the way back up after another 94 updates
     # an epoch that does not divide evenly: the short last group is a step too
     assert math.ceil(2001 / k) == 251
 

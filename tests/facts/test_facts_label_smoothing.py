@@ -174,6 +174,18 @@ def test_minimum_loss_order():
 
 
 def smoothed_ce(logits, target, eps, ignore_index=-100):
+    """The card's code: classes on the last dimension, any leading shape."""
+    logp = logits.log_softmax(-1)
+    valid = target != ignore_index
+    safe = torch.where(valid, target, 0)
+    nll = -logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    uniform = -logp.mean(-1)
+    loss = (1 - eps) * nll + eps * uniform
+    return loss[valid].mean()
+
+
+def smoothed_ce_for_rows(logits, target, eps, ignore_index=-100):
+    """The same loss written for (N, K) only, with `target[:, None]`."""
     logp = logits.log_softmax(-1)
     valid = target != ignore_index
     nll = -logp.gather(-1, target.clamp_min(0)[:, None]).squeeze(-1)
@@ -272,3 +284,105 @@ def test_log_of_softmax_underflows_where_log_softmax_does_not():
     other = F.one_hot(target, 4) * (1 - 0.1) + (1 - F.one_hot(target, 4)) * 0.1 / 3
     assert F.cross_entropy(logits, other).item() != pytest.approx(
         F.cross_entropy(logits, target, label_smoothing=0.1).item(), rel=1e-4)
+
+
+@pytest.mark.verifies("ls-implement-by-hand")
+def test_token_shapes_any_ignore_index_and_an_all_padding_batch():
+    torch.manual_seed(0)
+    b, t, k = 3, 5, 7
+    logits = torch.randn(b, t, k, requires_grad=True)
+    target = torch.randint(0, k, (b, t))
+    target[0, 1] = target[2, 4] = -100
+    for eps in (0.0, 0.1):
+        ours = smoothed_ce(logits, target, eps)
+        # F.cross_entropy wants the classes in dim 1: transpose, or flatten both
+        ref = F.cross_entropy(logits.transpose(1, 2), target, ignore_index=-100, label_smoothing=eps)
+        flat = F.cross_entropy(logits.flatten(0, -2), target.flatten(), ignore_index=-100, label_smoothing=eps)
+        assert ours.item() == pytest.approx(ref.item(), rel=1e-6) == flat.item()
+        # same gradient too
+        (g_ours,) = torch.autograd.grad(ours, logits)
+        (g_ref,) = torch.autograd.grad(ref, logits)
+        assert torch.allclose(g_ours, g_ref, atol=1e-7)
+    # code written for (N, K): on (B, T) targets gather takes a (B, 1, T) index without a word
+    square = torch.randn(4, 4, k)
+    square_target = torch.randint(0, k, (4, 4))
+    logp = square.log_softmax(-1)
+    assert logp.gather(-1, square_target.clamp_min(0)[:, None]).shape == (4, 1, 4)
+    wrong = smoothed_ce_for_rows(square, square_target, 0.1)  # B == T: no error at all, a wrong value
+    right = F.cross_entropy(square.transpose(1, 2), square_target, label_smoothing=0.1)
+    assert wrong.item() != pytest.approx(right.item(), rel=1e-3)
+    with pytest.raises(IndexError):  # B != T: the error comes later, at the mask
+        smoothed_ce_for_rows(logits.detach(), target, 0.1)
+    # any ignore_index: torch.where gives gather a valid index where clamp_min(0) does not
+    flat_logits, flat_target = logits.detach().flatten(0, -2), target.flatten().clone()
+    flat_target[flat_target == -100] = k
+    ref = F.cross_entropy(flat_logits, flat_target, ignore_index=k, label_smoothing=0.1)
+    assert smoothed_ce(flat_logits, flat_target, 0.1, ignore_index=k).item() == pytest.approx(ref.item(), rel=1e-6)
+    with pytest.raises(RuntimeError):
+        smoothed_ce_for_rows(flat_logits, flat_target, 0.1, ignore_index=k)
+    # a batch of padding only: nan, as torch gives, with an all-zero gradient
+    padding = torch.full((b, t), -100)
+    ours = smoothed_ce(logits, padding, 0.1)
+    ref = F.cross_entropy(logits.transpose(1, 2), padding, label_smoothing=0.1)
+    assert math.isnan(ours.item()) and math.isnan(ref.item())
+    for loss in (ours, ref):
+        (grad,) = torch.autograd.grad(loss, logits)
+        assert torch.equal(grad, torch.zeros_like(grad))
+    # dividing by clamp(min=1) returns 0 instead
+    valid = padding != -100
+    per_pos = torch.zeros(b, t)
+    assert (per_pos[valid].sum() / valid.sum().clamp(min=1)).item() == 0.0
+
+
+def dense_value(logits, targets, k, eps):
+    q = F.one_hot(targets, k) * (1 - eps) + eps / k
+    return (-(q * logits.log_softmax(-1)).sum(-1).mean()).item()
+
+
+@pytest.mark.verifies("ls-one-hot-targets")
+def test_dense_one_hot_targets():
+    torch.manual_seed(0)
+    k, eps = 50, 0.1
+    logits = torch.randn(6, k)
+    targets = torch.tensor([3, 17, 8, 0, 22, 5])  # no padding; the largest id is 22
+
+    def dense(logits, targets):
+        q = F.one_hot(targets) * (1 - eps) + eps / logits.size(-1)
+        return -(q * logits.log_softmax(-1)).sum(-1).mean()
+
+    # choice 1: true. Width from the batch; then the product with the log-probabilities fails
+    assert F.one_hot(targets).shape == (6, 23)
+    with pytest.raises(RuntimeError):
+        dense(logits, targets)
+    # ...except when every target is 0: one column broadcasts silently to a wrong loss
+    zeros = torch.zeros(6, dtype=torch.long)
+    assert F.one_hot(zeros).shape == (6, 1)
+    assert dense(logits, zeros).item() != pytest.approx(F.cross_entropy(logits, zeros, label_smoothing=eps).item())
+    # choice 0: false, and choice 4: false. -100 raises, num_classes or not
+    padded = torch.tensor([3, -100, 8, 0, -100, 5])
+    for call in (lambda: F.one_hot(padded), lambda: F.one_hot(padded, k)):
+        with pytest.raises(RuntimeError, match="non-negative"):
+            call()
+    # choice 2: false. int64 out; the arithmetic with Python floats makes float32 (the default dtype)
+    assert F.one_hot(targets, k).dtype == torch.int64
+    q = F.one_hot(targets, k) * (1 - eps) + eps / k
+    assert q.dtype == torch.float32 == torch.get_default_dtype()
+    bf16 = logits.bfloat16()
+    assert (-(q * bf16.log_softmax(-1)).sum(-1).mean()).dtype == torch.float32  # a bfloat16 loss promoted
+    # with num_classes and no padding, the dense form is torch's loss
+    assert dense_value(logits, targets, k, eps) == pytest.approx(
+        F.cross_entropy(logits, targets, label_smoothing=eps).item(), rel=1e-6)
+    # choice 3: true. 8192 x 32000 int64 entries
+    assert 8192 * 32000 * torch.int64.itemsize / 1e9 == pytest.approx(2.1, abs=0.01)
+    assert 8192 * 32000 * torch.float32.itemsize / 1e9 == pytest.approx(1.05, abs=0.01)
+    small = F.one_hot(torch.randint(0, 32000, (8,)), 32000)
+    assert small.numel() * small.element_size() == 8 * 32000 * 8
+    # the explanation's sparse form equals torch's loss, padding included, with no (N, K) target
+    logp = logits.log_softmax(-1)
+    valid = padded != -100
+    safe = torch.where(valid, padded, 0)
+    nll = -logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    sparse = ((1 - eps) * nll - eps * logp.mean(-1))[valid].mean()
+    ref = F.cross_entropy(logits, padded, ignore_index=-100, label_smoothing=eps)
+    assert sparse.item() == pytest.approx(ref.item(), rel=1e-6)
+    assert right_choices(TOPIC, "ls-one-hot-targets") == {1, 3}

@@ -4,7 +4,7 @@ Each single or multi question's test settles every choice (`# choice N` beside t
 its index in the file) and then checks that the file's key is exactly the set found true.
 Rests on a source other than torch: the transformers schedules of sched-past-total,
 sched-min-lr-floor and sched-extend-run, re-created here from the formulas in transformers'
-`optimization.py` (as REFERENCE-FACTS.md gives them). The cards' findings from papers (Ma and
+`optimization.py` (transformers 4.x). The cards' findings from papers (Ma and
 Yarats 2021 on warmup length, Bergsma et al. 2025 on decaying to zero, Chinchilla's cycle length)
 are not re-run; their tests check the schedule arithmetic the cards quote.
 """
@@ -49,7 +49,7 @@ def _warmup(warmup_steps):
 
 
 def _hf_cosine(warmup, total, cycles=0.5):
-    """transformers' get_cosine_schedule_with_warmup lambda, as REFERENCE-FACTS.md gives it."""
+    """transformers' get_cosine_schedule_with_warmup lambda, rebuilt from its formula."""
 
     def factor(step):
         if step < warmup:
@@ -91,10 +91,14 @@ def test_first_optimizer_step_runs_at_lambda_of_zero():
     assert _lr(optimizer) != pytest.approx(1e-3)  # choice 1: false
     _advance(optimizer, scheduler, 1)
     assert _lr(optimizer) == pytest.approx(1e-3 / 100)
+    _advance(optimizer, scheduler, 99)
+    assert _lr(optimizer) == pytest.approx(1e-3)  # the full lr after 100 steps
     # a (step + 1) / W lambda starts at base_lr / W instead of wasting a step at lr 0
     _, optimizer = _sgd(lr=1e-3)
-    LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 100))
+    scheduler = LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 100))
     assert _lr(optimizer) == pytest.approx(1e-5)
+    _advance(optimizer, scheduler, 99)
+    assert _lr(optimizer) == pytest.approx(1e-3)  # ...and reaches the full lr one step earlier
     assert right_choices(TOPIC, "sched-lambdalr-first-step") == {2}
 
 
@@ -187,6 +191,30 @@ def test_warmup_cosine_value_with_floor():
     _advance(optimizer, scheduler, 600)
     assert _lr(optimizer) == pytest.approx(3e-5, rel=1e-6)
 
+    # the schedule as the prompt states it, written as one LambdaLR: 0 at step 0, 3e-4 at step 100,
+    # a cosine between 3e-4 and 3e-5 over steps 100 to 1000
+    def factor(s):
+        if s < warmup:
+            return s / warmup
+        p = (s - warmup) / (total - warmup)
+        return floor_ratio + (1 - floor_ratio) * 0.5 * (1 + math.cos(math.pi * p))
+
+    _, optimizer = _sgd(lr=peak)
+    scheduler = LambdaLR(optimizer, factor)
+    lrs = [_lr(optimizer)]
+    for _ in range(total):
+        _advance(optimizer, scheduler, 1)
+        lrs.append(_lr(optimizer))
+    assert lrs[0] == 0.0 and lrs[50] == pytest.approx(peak / 2) and lrs[100] == pytest.approx(peak)
+    assert lrs[1000] == pytest.approx(3e-5)
+    assert lrs[400] == pytest.approx(topic_questions(TOPIC)["sched-warmup-cosine-value"].answer, rel=1e-9)
+    # the two slips of the explanation, and the tolerance tells them apart
+    cut_off = peak * max(floor_ratio, 0.5 * (1 + math.cos(math.pi / 3)))
+    from_zero = peak * (floor_ratio + (1 - floor_ratio) * 0.5 * (1 + math.cos(0.4 * math.pi)))
+    assert cut_off == pytest.approx(2.25e-4) and from_zero == pytest.approx(2.07e-4, abs=5e-7)
+    q = topic_questions(TOPIC)["sched-warmup-cosine-value"]
+    assert abs(cut_off - q.answer) > q.tolerance * q.answer and abs(from_zero - q.answer) > q.tolerance * q.answer
+
 
 @pytest.mark.verifies("sched-past-total")
 def test_which_schedules_rise_past_their_end():
@@ -237,6 +265,12 @@ def test_which_schedules_rise_past_their_end():
     assert _lr(optimizer) > 1000 * last
     with pytest.raises(ValueError):
         _advance(optimizer, scheduler, 1)
+    # the explanation's fix: clamping the step inside the lambda holds the final value past T
+    _, optimizer = _sgd(lr=1.0)
+    hf = _hf_cosine(10, 100)
+    scheduler = LambdaLR(optimizer, lambda s: hf(min(s, 100)))
+    _advance(optimizer, scheduler, 190)
+    assert _lr(optimizer) == pytest.approx(0.0, abs=1e-12)
     assert right_choices(TOPIC, "sched-past-total") == {0, 1}
 
 
@@ -294,7 +328,13 @@ def test_first_adam_step_is_about_lr_whatever_the_gradient():
         param.grad = torch.tensor([grad])
         optimizer.step()
         assert 1.0 - param.item() == pytest.approx(lr, rel=1e-3)
-    # (for |g| near eps = 1e-8 the step does shrink: g / (|g| + eps))
+    # for |g| near eps = 1e-8 the step shrinks (g / (|g| + eps)), and an exactly zero gradient does not move
+    for grad, step in ((1e-8, lr / 2), (0.0, 0.0)):
+        param = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
+        optimizer = torch.optim.Adam([param], lr=lr)
+        param.grad = torch.tensor([grad], dtype=torch.float64)
+        optimizer.step()
+        assert 1.0 - param.item() == pytest.approx(step, rel=1e-6, abs=1e-15)
     # without bias correction the first step would be (1 - b1) / sqrt(1 - b2) = 3.16 times lr
     beta1, beta2 = 0.9, 0.999
     assert (1 - beta1) / math.sqrt(1 - beta2) == pytest.approx(3.16, abs=0.01)

@@ -156,6 +156,30 @@ def test_unscale_before_clip_and_step_does_not_unscale_again():
     scaler.update()
     assert scaler.get_scale() == 1024.0  # clean step: no backoff
 
+    # the wrong order, clipping before unscale_: the scaled norm (S times the true one) is clipped,
+    # so after unscaling the norm is max_norm / S, not the smaller of the true norm and max_norm
+    def norm_after(max_norm: float, clip_first: bool) -> tuple[float, float]:
+        opt.zero_grad()
+        wrong = torch.amp.GradScaler("cpu", init_scale=1024.0)
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = F.mse_loss(model(x), y)
+        wrong.scale(loss).backward()
+        if clip_first:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
+        wrong.unscale_(opt)
+        true_norm = float("nan")
+        if not clip_first:
+            true_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm).item()
+        got = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()])).item()
+        return got, true_norm
+
+    _, true_norm = norm_after(1e9, clip_first=False)
+    for max_norm in (0.01, 2 * true_norm):  # the true norm above max_norm, then below it
+        right, _ = norm_after(max_norm, clip_first=False)
+        wrong, _ = norm_after(max_norm, clip_first=True)
+        assert right == pytest.approx(min(true_norm, max_norm), rel=1e-3)
+        assert wrong == pytest.approx(max_norm / 1024.0, rel=1e-3)
+
 
 @pytest.mark.verifies("amp-cpu-autocast-dtypes")
 def test_cpu_autocast_output_dtypes():

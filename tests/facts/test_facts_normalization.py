@@ -225,6 +225,11 @@ def test_rmsnorm_default_eps_is_the_dtype_machine_epsilon():
     assert torch.equal(rms(torch.zeros(1, 2)), torch.zeros(1, 2))  # choice 3: no NaN on a zero row
     assert nn.RMSNorm(2, eps=1e-5)(x)[0, 0].item() == pytest.approx(0.0316, abs=5e-4)
     assert nn.RMSNorm(2).double()(x.double())[0, 0].item() == pytest.approx(1.0, rel=1e-6)  # float64's eps is far smaller
+    # float16 and bfloat16 are computed in float32: float32's eps, not their own (bfloat16's is 0.0078)
+    for dtype in (torch.float16, torch.bfloat16):
+        half = nn.RMSNorm(2).to(dtype)(x.to(dtype))[0, 0].item()
+        assert half == pytest.approx(1e-4 / math.sqrt(1e-8 + machine), rel=1e-2)
+        assert half != pytest.approx(1e-4 / math.sqrt(1e-8 + torch.finfo(dtype).eps), rel=0.5)
     assert nn.LayerNorm(2).eps == 1e-5 and nn.BatchNorm2d(2).eps == 1e-5
     assert _right("norm-rmsnorm-eps-default") == {1}
 
@@ -236,6 +241,10 @@ def test_a_bias_before_batchnorm_cancels():
     x = _randn(8, 3, 6, 6)
     bn(conv(x)).pow(3).sum().backward()
     assert conv.bias.grad.abs().max().item() < 1e-4  # choice 0 (zero up to rounding)
+    assert conv.bias.grad.abs().max().item() < 1e-5 * conv.weight.grad.abs().max().item()
+    bias64 = nn.Conv2d(3, 4, 3).double()
+    nn.BatchNorm2d(4).double()(bias64(x.double())).pow(3).sum().backward()
+    assert bias64.bias.grad.abs().max().item() < 1e-10  # the residue shrinks with the precision: rounding
     assert conv.weight.grad.abs().max().item() > 1e-2
     out = bn(conv(x)).detach()
     with torch.no_grad():
@@ -267,6 +276,32 @@ def test_recomputing_running_stats_with_a_cumulative_average_needs_a_reset():
         for _ in range(100):
             bn(new)
     assert bn.running_mean.item() == pytest.approx(15.0)
+
+
+@pytest.mark.verifies("norm-train-eval-gap")
+def test_validating_with_batch_statistics_has_side_effects_unless_done_on_a_copy():
+    import copy
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 2)).eval()
+    val = _randn(64, 4, seed=1) + 3.0
+    stats = model[1].running_mean.clone()
+    # model.train(): dropout turns on (two passes differ) and the running statistics move
+    model.train()
+    with torch.no_grad():
+        a, b = model(val), model(val)
+    assert not torch.equal(a, b)
+    assert not torch.equal(model[1].running_mean, stats)
+    # a copy with only its BatchNorm in train mode: deterministic, and the original is untouched
+    model[1].running_mean.copy_(stats)
+    model.eval()
+    probe = copy.deepcopy(model)
+    for m in probe.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.train()
+    with torch.no_grad():
+        assert torch.equal(probe(val), probe(val))
+    assert torch.equal(model[1].running_mean, stats)
 
 
 @pytest.mark.verifies("norm-why-ln-transformers")

@@ -9,6 +9,8 @@ papers.
 """
 
 
+import math
+
 import pytest
 import torch
 from bankkeys import right_choices, topic_questions
@@ -60,6 +62,10 @@ def test_adam_second_step_with_zero_gradient():
     assert m_hat / v_hat**0.5 == pytest.approx(moves[1], rel=1e-4)
     # without bias correction the first step would be (1 - b1) / sqrt(1 - b2) = 3.16 times larger
     assert 0.1 / 0.001**0.5 == pytest.approx(3.162, rel=1e-3)
+    # the first step is about lr * sign(g) only where the gradient is well above eps
+    firsts = [abs(_one_step(torch.optim.Adam, 0.0, g, lr=lr)) / lr for g in (5.0, -1e-3, 1e-8, 0.0)]
+    assert firsts[0] == pytest.approx(1.0) and firsts[1] == pytest.approx(1.0, rel=1e-4)
+    assert firsts[2] == pytest.approx(0.5) and firsts[3] == 0.0  # near eps: less; exactly 0: no move
 
 
 @pytest.mark.verifies("opt-adam-eps")
@@ -237,6 +243,26 @@ def test_l2_equals_weight_decay_for_sgd_but_not_for_adam():
     lr, wd, w, g = 0.1, 0.01, 2.0, 0.5
     # plain SGD: the L2 term and decoupled decay give the same step
     assert _one_step(torch.optim.SGD, w, g, lr=lr, weight_decay=wd) == pytest.approx(w * (1 - lr * wd) - lr * g)
+
+    # with momentum the L2 term goes through the buffer: at a constant lr that is roughly decoupled
+    # decay with lambda / (1 - momentum), not with lambda itself (SGDW decouples it)
+    def momentum_run(decoupled_wd: float, l2: float, steps=300, mu=0.9):
+        p = torch.nn.Parameter(torch.tensor([w], dtype=torch.float64))
+        opt = torch.optim.SGD([p], lr=lr, momentum=mu, weight_decay=l2)
+        for _ in range(steps):
+            p.grad = torch.zeros(1, dtype=torch.float64)  # decay alone
+            with torch.no_grad():
+                p.mul_(1 - lr * decoupled_wd)
+            opt.step()
+        return p.item()
+
+    def decay_rate(final):  # per-step log shrink
+        return math.log(w / final) / 300
+
+    coupled = decay_rate(momentum_run(0.0, wd))
+    assert coupled == pytest.approx(decay_rate(momentum_run(wd / (1 - 0.9), 0.0)), rel=0.15)
+    assert coupled > 8 * decay_rate(momentum_run(wd, 0.0))  # same lambda: about ten times the decay
+
     # Adam with L2: a weight with a large gradient barely feels the decay...
     lr, wd = 0.01, 1e-4
     with_l2 = _one_step(torch.optim.Adam, w, 100.0, lr=lr, weight_decay=wd)
@@ -247,7 +273,10 @@ def test_l2_equals_weight_decay_for_sgd_but_not_for_adam():
     plain = _one_step(torch.optim.AdamW, w, 100.0, lr=lr, weight_decay=0.0)
     assert plain - decayed == pytest.approx(lr * wd * w, rel=1e-6)
     # a weight with zero loss gradient gets a full lr step from Adam's L2 term: 0.01, not 2e-6
-    assert w - _one_step(torch.optim.Adam, w, 0.0, lr=lr, weight_decay=wd) == pytest.approx(0.01, rel=1e-3)
+    assert w - _one_step(torch.optim.Adam, w, 0.0, lr=lr, weight_decay=wd) == pytest.approx(0.0099995, rel=1e-6)
+    # ...for any lambda with lambda * |w| well above eps; near eps the step shrinks
+    assert w - _one_step(torch.optim.Adam, w, 0.0, lr=lr, weight_decay=1.0) == pytest.approx(0.01, rel=1e-6)
+    assert w - _one_step(torch.optim.Adam, w, 0.0, lr=lr, weight_decay=5e-9) == pytest.approx(0.005, rel=1e-6)
     assert w - _one_step(torch.optim.AdamW, w, 0.0, lr=lr, weight_decay=wd) == pytest.approx(2e-6, rel=1e-6)
 
 

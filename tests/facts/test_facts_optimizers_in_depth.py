@@ -64,6 +64,7 @@ def test_second_moment_bias_correction_at_step_10():
     factor = g * g / optimizer.state[p]["exp_avg_sq"].item()  # what turns v_10 back into g²
     assert factor == pytest.approx(_key("oid-v-bias-correction"), abs=0.005)  # two decimals
     assert factor == pytest.approx(1 / (1 - 0.999 ** 10), rel=1e-9)
+    assert 1 / (1 - 0.999) == pytest.approx(1000) and math.sqrt(1000) == pytest.approx(32, abs=0.5)  # step 1
     assert 1 / (1 - 0.9 ** 10) == pytest.approx(1.54, abs=0.005)  # the first moment's, for contrast
 
 
@@ -77,6 +78,9 @@ def test_adams_first_step_is_lr_whatever_the_gradient_size():
     assert moves[5000.0] == pytest.approx(0.001, rel=1e-9)
     assert moves[5000.0] == pytest.approx(_key("oid-adam-first-step"), rel=1e-6)
     assert moves[0.01] == pytest.approx(0.001 * 0.01 / (0.01 + 1e-8), rel=1e-9)
+    zero = scalar(0.0)
+    step_once(torch.optim.Adam([zero], lr=1e-3), [zero], [0.0])
+    assert zero.item() == 0.0  # an exactly zero gradient does not move
 
 
 @pytest.mark.verifies("oid-adamw-zero-grad-step")
@@ -85,6 +89,10 @@ def test_adamw_decays_by_lr_times_weight_decay():
     step_once(torch.optim.AdamW([p], lr=0.1, weight_decay=0.5), [p], [0.0])
     assert p.item() == pytest.approx(1.0 * (1 - 0.1 * 0.5), abs=1e-12)
     assert p.item() == pytest.approx(_key("oid-adamw-zero-grad-step"), abs=1e-12)
+    # the decay follows the current lr: torch's decay is lr * wd, not the paper's schedule-only factor
+    q = scalar(1.0)
+    step_once(torch.optim.AdamW([q], lr=0.01, weight_decay=0.5), [q], [0.0])
+    assert q.item() == pytest.approx(1 - 0.01 * 0.5, abs=1e-12)
 
 
 @pytest.mark.verifies("oid-adam-l2-normalised")
@@ -99,6 +107,11 @@ def test_adams_l2_decay_is_normalised_to_about_lr():
     q = scalar(1.0)
     step_once(torch.optim.Adam([q], lr=0.1, weight_decay=50.0), [q], [0.0])
     assert q.item() == pytest.approx(p.item(), abs=1e-6)
+    # choice 2's "without lr": Adam's and AdamW's decay both scale with lr
+    for cls, kwargs in ((torch.optim.AdamW, {}), (torch.optim.Adam, {"decoupled_weight_decay": True})):
+        r = scalar(1.0)
+        step_once(cls([r], lr=0.1, weight_decay=0.5, **kwargs), [r], [0.0])
+        assert r.item() == pytest.approx(0.95, abs=1e-12) and r.item() != pytest.approx(0.5)
     assert right_choices(TOPIC, "oid-adam-l2-normalised") == {3}
 
 
@@ -149,6 +162,7 @@ def test_adafactor_keeps_a_row_and_a_column_of_second_moments():
     state = optimizer.state[p]
     second_moment = sum(v.numel() for k, v in state.items() if k != "step")
     assert set(state) == {"step", "row_var", "col_var"}  # and no first moment
+    assert not any("beta1" in k or k == "betas" or "momentum" in k for k in optimizer.defaults)  # not even as an option
     assert second_moment == 4096 + 11008 == _key("oid-adafactor-state")
     assert 4096 * 11008 == 45_088_768
 
@@ -277,6 +291,10 @@ def test_scaling_the_loss_moves_sgd_and_clipping_but_not_adam_or_decay():
     adamw_1, _ = run(torch.optim.AdamW, 1.0, lr=1e-2, eps=1e-16, weight_decay=0.1)
     adamw_k, _ = run(torch.optim.AdamW, 1000.0, lr=1e-2, eps=1e-16, weight_decay=0.1)
     assert torch.allclose(adamw_1, adamw_k, rtol=0, atol=1e-9)  # choice 2: the decay did not change
+    # choice 0 holds for Adam without weight_decay: its L2 term is not scaled with the loss
+    l2_1, _ = run(torch.optim.Adam, 1.0, lr=1e-2, eps=1e-16, weight_decay=0.1)
+    l2_k, _ = run(torch.optim.Adam, 1000.0, lr=1e-2, eps=1e-16, weight_decay=0.1)
+    assert not torch.allclose(l2_1, l2_k, rtol=0, atol=1e-6)
     assert norms_k[0] == pytest.approx(1000 * norms_1[0], rel=1e-9)  # choice 3: the norm that clipping sees
     # choice 3: max_norm = 1.0 on the scaled loss clips exactly where the unscaled norm was above 0.001
     grad = torch.tensor([3e-4, 4e-4, 0.0], dtype=torch.float64)  # norm 5e-4
@@ -315,6 +333,13 @@ def test_normalised_weights_are_scale_invariant_gains_are_not():
     with torch.no_grad():
         ln.weight.mul_(0.5)
     assert torch.allclose(ln(x), 0.5 * y)
+    # a matrix that writes into a pre-norm residual stream is not scale-invariant either
+    out_proj = torch.nn.Linear(8, 8, bias=False).double()
+    block = lambda h: h + out_proj(norm(h))  # noqa: E731
+    before_scale = norm(block(x))
+    with torch.no_grad():
+        out_proj.weight.mul_(0.5)
+    assert not torch.allclose(norm(block(x)), before_scale, atol=1e-3)
     # AdamW decays embedding rows that were not in the batch (their gradient is a dense zero)
     emb = torch.nn.Embedding(5, 3)
     opt = torch.optim.AdamW(emb.parameters(), lr=0.1, weight_decay=0.1)
@@ -384,6 +409,10 @@ def test_optimizer_state_bytes_per_parameter():
     assert vector == 4 * m  # 1-D tensors keep full statistics
     assert [4 * 7e9 / 1e9, 8 * 7e9 / 1e9] == [28, 56]  # GB for 7B parameters
     # Lion is not in torch: its one momentum buffer (4 bytes) rests on Chen et al. (2023)
+    assert not hasattr(torch.optim, "Lion")
+    # Adafactor's fixes for a lagging second moment: update clipping d and a rising decay rate
+    defaults = torch.optim.Adafactor([torch.nn.Parameter(torch.zeros(2, 2))]).defaults
+    assert defaults["d"] == 1.0 and defaults["beta2_decay"] == -0.8
 
 
 @pytest.mark.verifies("oid-adam-why-sqrt")

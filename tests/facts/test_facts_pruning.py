@@ -234,3 +234,197 @@ def test_two_four_pattern_mask_and_torch_api():
     common = {torch.float16, torch.bfloat16, torch.int8}
     assert set(SparseSemiStructuredTensorCUSPARSELT._DTYPE_SHAPE_CONSTRAINTS) == common | {torch.float8_e4m3fn}
     assert set(SparseSemiStructuredTensorCUTLASS._DTYPE_SHAPE_CONSTRAINTS) == common | {torch.float32}
+
+
+@pytest.mark.verifies("prune-torch-reparam")
+def test_pruned_positions_stay_zero_in_the_forward_even_when_weight_orig_moves():
+    """The explanation: a zero gradient at weight_orig does not keep it still (momentum from before
+    the pruning moves it), but the pre-hook multiplies by the mask before every forward."""
+    torch.manual_seed(0)
+    m = nn.Linear(10, 10)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(4, 10)
+    for _ in range(3):  # momentum built up before the pruning
+        opt.zero_grad()
+        m(x).pow(2).mean().backward()
+        opt.step()
+    prune.l1_unstructured(m, "weight", amount=0.3)  # weight_orig is the same Parameter: opt still holds it
+    pruned = m.weight_mask == 0
+    before = m.weight_orig.detach().clone()
+    opt.zero_grad()
+    m(x).pow(2).mean().backward()
+    assert torch.all(m.weight_orig.grad[pruned] == 0)
+    opt.step()
+    assert (m.weight_orig.detach()[pruned] != before[pruned]).all()  # moved by the momentum buffer
+    m(x)
+    assert torch.all(m.weight[pruned] == 0)  # but every forward sees an exact 0
+
+
+@pytest.mark.verifies("prune-iterative-amount")
+def test_an_int_amount_after_a_first_pruning_counts_among_the_unpruned():
+    torch.manual_seed(0)
+    m = nn.Linear(10, 10)
+    prune.l1_unstructured(m, "weight", amount=0.3)
+    prune.l1_unstructured(m, "weight", amount=10)
+    assert _zeros(m.weight) == 40
+
+
+@pytest.mark.verifies("prune-int-amount-count")
+def test_an_int_amount_is_a_count_of_weights():
+    import yaml
+
+    amounts = yaml.safe_load("amounts: [0, 0.25, 0.5, 0.75, 1]")["amounts"]
+    assert type(amounts[-1]) is int and type(amounts[0]) is int  # YAML reads 1 and 0 as ints
+    zeros = {}
+    for a in amounts:
+        torch.manual_seed(0)
+        layer = nn.Linear(100, 10)
+        prune.l1_unstructured(layer, "weight", amount=a)  # choice 1: false, an int raises nothing
+        zeros[a] = _zeros(layer.weight)
+    assert zeros == {0: 0, 0.25: 250, 0.5: 500, 0.75: 750, 1: 1}
+    assert zeros[amounts[-1]] == 1  # choice 3: true; choices 0 and 2: false (not 1000, not 10)
+    # the one weight zeroed is the smallest in magnitude
+    assert layer.weight_orig[layer.weight_mask == 0].abs().item() == layer.weight_orig.abs().min().item()
+    torch.manual_seed(0)
+    layer = nn.Linear(100, 10)
+    prune.l1_unstructured(layer, "weight", amount=1.0)
+    assert _zeros(layer.weight) == 1000  # only the float 1.0 prunes everything
+    # the limits the explanation names: a float above 1, an int above the size, a string
+    for bad, error in ((2.0, ValueError), (1001, ValueError), ("0.5", TypeError), (None, TypeError)):
+        with pytest.raises(error):
+            prune.l1_unstructured(nn.Linear(100, 10), "weight", amount=bad)
+    # global_unstructured: an int counts weights over all listed tensors together
+    a, b = nn.Linear(10, 10), nn.Linear(10, 10)
+    prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=3)
+    assert _zeros(a.weight) + _zeros(b.weight) == 3
+    assert right_choices(TOPIC, "prune-int-amount-count") == {3}
+
+
+def _trained_then_zeroed(seed=0):
+    """A small model trained 5 steps with AdamW, then one layer's 50% smallest weights zeroed in place."""
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    x, y = torch.randn(32, 8), torch.randint(0, 4, (32,))
+    for _ in range(5):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    w = model[0].weight
+    mask = (w.abs() > w.abs().median()).float()
+    with torch.no_grad():
+        w.mul_(mask)
+    return model, opt, w, mask, x, y
+
+
+def _fine_tune(model, opt, x, y, steps=1):
+    for _ in range(steps):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+@pytest.mark.verifies("prune-zeroing-regrows")
+def test_zeroing_once_regrows_and_what_keeps_weights_pruned():
+    model, opt, w, mask, x, y = _trained_then_zeroed()
+    pruned = mask == 0
+    assert int(pruned.sum()) == 64
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    # choice 5: false. The gradient at an exactly-zero weight is not zero
+    assert (w.grad[pruned] != 0).float().mean() > 0.9
+    opt.step()
+    assert (w.detach()[pruned] != 0).float().mean() > 0.9  # choice 0: true, nearly all regrown
+    # plain SGD without momentum moves them too
+    model, _, w, mask, x, y = _trained_then_zeroed()
+    _fine_tune(model, torch.optim.SGD(model.parameters(), lr=0.1), x, y)
+    assert (w.detach()[mask == 0] != 0).float().mean() > 0.9
+    # choice 1: false. Decoupled weight decay alone leaves a zero at zero (zero gradient, fresh state)
+    p = nn.Parameter(torch.tensor([0.0, 1.0]))
+    decay = torch.optim.AdamW([p], lr=0.1, weight_decay=0.5)
+    p.grad = torch.zeros(2)
+    decay.step()
+    assert p.detach().tolist() == [0.0, pytest.approx(0.95)]
+    # choice 2: false. Masked gradient, carried-over moments: they move anyway
+    model, opt, w, mask, x, y = _trained_then_zeroed()
+    w.register_hook(lambda g: g * mask)
+    _fine_tune(model, opt, x, y)
+    assert (w.detach()[mask == 0] != 0).float().mean() > 0.9
+    # choice 3: true. Masked gradient and a fresh AdamW: exactly 0, step after step
+    model, _, w, mask, x, y = _trained_then_zeroed()
+    w.register_hook(lambda g: g * mask)
+    _fine_tune(model, torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01), x, y, steps=5)
+    assert torch.all(w.detach()[mask == 0] == 0)
+    # choice 4: true. torch's reparametrisation with the carried-over optimizer: weight_orig drifts,
+    # every forward still gets an exact 0
+    model, opt, w, mask, x, y = _trained_then_zeroed()
+    prune.custom_from_mask(model[0], "weight", mask)
+    _fine_tune(model, opt, x, y, steps=3)
+    assert (model[0].weight_orig.detach()[mask == 0] != 0).any()
+    model(x)
+    assert torch.all(model[0].weight[mask == 0] == 0)
+    # the explanation's SGD-momentum figure: a masked gradient and a buffer of 0.05 move it by 0.045 in all
+    q = nn.Parameter(torch.zeros(1))
+    sgd = torch.optim.SGD([q], lr=0.1, momentum=0.9)
+    q.grad = torch.full((1,), 0.05)
+    sgd.step()  # the buffer is now 0.05 (this step moved q by 0.005)
+    start = q.item()
+    for _ in range(400):
+        q.grad = torch.zeros(1)
+        sgd.step()
+    assert start - q.item() == pytest.approx(0.045, rel=1e-4)
+    assert right_choices(TOPIC, "prune-zeroing-regrows") == {0, 3, 4}
+
+
+class _Masked(nn.Module):
+    def __init__(self, linear, mask, as_parameter=True):
+        super().__init__()
+        self.linear = linear
+        if as_parameter:
+            self.mask = nn.Parameter(mask.clone())
+        else:
+            self.register_buffer("mask", mask.clone())
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.linear.weight * self.mask, self.linear.bias)
+
+
+@pytest.mark.verifies("prune-mask-buffer")
+def test_a_mask_held_as_a_parameter_gets_trained():
+    """Choice 3 is about `.cuda()`; on a CPU the same `Module._apply` path is shown with `.to(dtype)`,
+    which converts parameters and buffers and leaves plain tensor attributes as they were."""
+    torch.manual_seed(0)
+    linear = nn.Linear(8, 4)
+    mask = (linear.weight.abs() > linear.weight.abs().median()).float()
+    model = _Masked(linear, mask)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randn(16, 8)
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    # choice 1: false. The mask's gradient is weight * dL/dw, non-zero at the pruned positions
+    assert (model.mask.grad[mask == 0] != 0).all()
+    opt.step()
+    for _ in range(2):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    entries = model.mask.detach()
+    assert ((entries != 0) & (entries != 1)).all()  # choice 0: true, entries drift off 0 and 1
+    used = (model.linear.weight * model.mask).detach()
+    assert (used[mask == 0] != 0).all()  # ...and the pruned weights are back in the forward
+    # choice 2: false. A parameter is saved in the state_dict
+    assert "mask" in model.state_dict()
+    # choice 3: false. Module conversions move parameters and buffers alike; a plain attribute stays
+    model.plain = mask.clone()
+    model.to(torch.float64)
+    assert model.mask.dtype == torch.float64 and model.plain.dtype == torch.float32
+    # the buffer version: saved, converted, never trained
+    buffered = _Masked(nn.Linear(8, 4), mask, as_parameter=False)
+    assert "mask" in buffered.state_dict() and all(p is not buffered.mask for p in buffered.parameters())
+    buffered.to(torch.float64)
+    assert buffered.mask.dtype == torch.float64
+    assert "mask" not in dict(buffered.named_parameters())
+    # nn.Parameter(t) shares t's storage, hence the clone in the prompt
+    t = torch.ones(3)
+    assert nn.Parameter(t).data_ptr() == t.data_ptr()
+    assert right_choices(TOPIC, "prune-mask-buffer") == {0}

@@ -2,7 +2,8 @@
 
 Plain tensor arithmetic plus torch.fake_quantize_per_*_affine (not deprecated, unlike
 torch.quantize_per_tensor and torch.ao.quantization, which warn on this build; only the test of
-quant-dynamic-vs-static calls quantize_dynamic, to show that warning and the module swap).
+quant-dynamic-vs-static calls quantize_dynamic, to show that warning and the module swap, and one
+test runs torch.ao's observers, to show how they pick a range and a scale).
 The cards on GPTQ, AWQ, SmoothQuant and LLM.int8() re-create each method's core step from its
 paper on small tensors (no lazy batching, no groups) and check the effect the card claims; the
 reported accuracies and model-scale findings rest on the papers.
@@ -311,3 +312,50 @@ def test_smoothquant_and_llm_int8_against_per_tensor_int8():
     assert outlier.sum().item() == 2
     mixed = x[:, outlier] @ w[outlier] + _q_sym(x[:, ~outlier], 8, dim=1) @ _q_sym(w[~outlier], 8, dim=0)
     assert rel(mixed) < 0.1 * per_tensor
+
+
+@pytest.mark.verifies("quant-round-half-even")
+def test_torch_round_sends_ties_to_even():
+    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5])
+    out = torch.clamp(torch.round(x / 1.0), -127, 127) * 1.0
+    assert out.tolist() == [0.0, 2.0, 2.0, -0.0, -2.0]  # choice 1: true
+    assert torch.signbit(out[3]) and out[3] == 0  # -0., equal to 0
+    assert out.tolist() != [1.0, 2.0, 3.0, -1.0, -3.0]  # choice 0: false, half away from zero
+    away = torch.sign(x) * torch.floor(x.abs() + 0.5)
+    assert away.tolist() == [1.0, 2.0, 3.0, -1.0, -3.0]
+    half_up = torch.floor(x + 0.5)
+    assert half_up.tolist() == [1.0, 2.0, 3.0, 0.0, -2.0] and not torch.equal(out, half_up)  # choice 2: false
+    down = torch.floor(x)
+    assert down.tolist() == [0.0, 1.0, 2.0, -1.0, -3.0] and not torch.equal(out, down)  # choice 3: false
+    # Python and NumPy round half to even too
+    assert [round(v) for v in (0.5, 1.5, 2.5, -0.5, -2.5)] == [0, 2, 2, 0, -2]
+    assert torch.from_numpy(x.numpy().round()).tolist() == out.tolist()
+    # torch's fake quantizers agree (their -0.5 gives 0., the zero point being added)
+    per_tensor = torch.fake_quantize_per_tensor_affine(x, 1.0, 0, -127, 127)
+    per_channel = torch.fake_quantize_per_channel_affine(
+        x[None], torch.tensor([1.0]), torch.tensor([0], dtype=torch.int32), 0, -127, 127)[0]
+    assert per_tensor.tolist() == per_channel.tolist() == [0.0, 2.0, 2.0, 0.0, -2.0]
+    # rounding every tie up biases: over many ties the mean error is +half a step; to even, zero
+    ties = torch.arange(-100, 100) + 0.5
+    assert (torch.floor(ties + 0.5) - ties).mean().item() == 0.5
+    assert (torch.round(ties) - ties).mean().item() == 0.0
+    assert right_choices(TOPIC, "quant-round-half-even") == {1}
+
+
+@pytest.mark.verifies("quant-affine-zero-point", "quant-per-channel")
+def test_observers_widen_the_range_to_zero_and_floor_the_scale():
+    from torch.ao.quantization.observer import MinMaxObserver, PerChannelMinMaxObserver
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization warns that it is deprecated
+        observer = MinMaxObserver(dtype=torch.quint8)
+        observer(torch.tensor([1.0, 3.0]))  # a range that misses 0 ...
+        scale, zero_point = observer.calculate_qparams()
+        per_channel = PerChannelMinMaxObserver(ch_axis=0, dtype=torch.qint8, qscheme=torch.per_channel_symmetric)
+        w = torch.tensor([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])  # row 0: an all-zero (pruned) channel
+        per_channel(w)
+        scales, _ = per_channel.calculate_qparams()
+    assert scale.item() == pytest.approx(3 / 255) and zero_point.item() == 0  # ... is widened to [0, 3]
+    assert scales[0].item() == torch.finfo(torch.float32).eps  # the floor on an all-zero channel
+    naive = w / (w.abs().amax(1, keepdim=True) / 127)
+    assert naive[0].isnan().all() and naive[1].isfinite().all()  # amax = 0: 0 / 0

@@ -212,6 +212,18 @@ def test_zero_redundancy_optimizer_shards_adam_state_only():
     assert all(ranks[r]["zero1_state_is_per_parameter"] for r in range(WORLD))  # choice 3: no activation state
     assert truth[1]  # choice 1
     assert {i for i, t in truth.items() if t} == _right("shard-zero1-what")
+    # under torch.autocast the parameters and gradients stay fp32 and there is no master copy: the
+    # optimizer state ZeRO-1 shards is Adam's two moments, 8 of the 16 bytes per parameter
+    lin = nn.Linear(8, 8)
+    opt = torch.optim.Adam(lin.parameters())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = lin(torch.randn(4, 8))
+    out.float().sum().backward()
+    opt.step()
+    n = sum(p.numel() for p in lin.parameters())
+    weights_and_grads = sum(p.numel() * p.element_size() + p.grad.numel() * p.grad.element_size() for p in lin.parameters())
+    moments = sum(t.numel() * t.element_size() for st in opt.state.values() for k, t in st.items() if k != "step")
+    assert (weights_and_grads / n, moments / n) == (8, 8)
 
 
 @pytest.mark.verifies("shard-fp32-adamw-bytes")
@@ -228,7 +240,8 @@ def test_zero3_memory_per_gpu():
     assert _model_state_bytes(mixed=True) == 16
     gb = _per_gpu_gb(13e9, stage=3, n=64)
     assert _takes("shard-zero3-memory", gb, 2) and _takes("shard-zero3-memory", gb, 6)
-    assert _per_gpu_gb(13e9, stage=0, n=64) == pytest.approx(208)
+    unsharded = _per_gpu_gb(13e9, stage=0, n=64)
+    assert unsharded == pytest.approx(208) and unsharded > 2 * 80  # more than twice an 80 GB H100
     assert not _takes("shard-zero3-memory", gb * 1e9 / 2**30, 2)  # GiB, not GB
     assert not _takes("shard-zero3-memory", _per_gpu_gb(13e9, stage=2, n=64), 2)  # weights left whole
     assert not _takes("shard-zero3-memory", 12 * 13e9 / 64 / 1e9, 2)  # optimizer state only
@@ -339,6 +352,19 @@ def test_column_parallel_input_gradient_is_a_sum_over_gpus():
     }
     assert truth == {0: False, 1: False, 2: True, 3: False}  # choices 0, 1, 2, 3
     assert {i for i, t in truth.items() if t} == _right("shard-tp-backward-comm")
+    # a replicated LayerNorm under sequence parallelism: each GPU sees its chunk of the sequence, so
+    # its weight gradient is partial and the group has to sum them
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 8, dtype=torch.float64)
+    ln = nn.LayerNorm(8).double()
+    (ln(x) * x).sum().backward()
+    full = ln.weight.grad.clone()
+    parts = []
+    for chunk in x.chunk(2, dim=1):  # the sequence split over 2 GPUs
+        ln.zero_grad()
+        (ln(chunk) * chunk).sum().backward()
+        parts.append(ln.weight.grad.clone())
+    assert not torch.allclose(parts[0], full) and torch.allclose(parts[0] + parts[1], full)
 
 
 @pytest.mark.verifies("shard-tp-forward-allreduce")

@@ -81,16 +81,16 @@ def test_linear_default_init_is_uniform_one_over_sqrt_fan_in():
     assert _right("stab-linear-default-init") == {2}
 
 
-def _relu_stack_rms_ratios(*weight_var_times_fan_in: float) -> list[float]:
-    """Input RMS / output RMS of a 20-layer ReLU MLP of width 512, for each weight variance · fan_in."""
+def _relu_stack_rms_ratios(*weight_var_times_fan_in: float, width: int = 512) -> list[float]:
+    """Input RMS / output RMS of a 20-layer ReLU MLP (width 512 by default), for each weight variance · fan_in."""
     g = _gen(0)
-    x = torch.randn(128, 512, generator=g)
-    weights = [torch.randn(512, 512, generator=g) for _ in range(20)]  # unit normal, scaled below
+    x = torch.randn(128, width, generator=g)
+    weights = [torch.randn(width, width, generator=g) for _ in range(20)]  # unit normal, scaled below
     ratios = []
     for scale in weight_var_times_fan_in:
         h = x
         for w in weights:
-            h = torch.relu(h @ (w * math.sqrt(scale / 512)).T)
+            h = torch.relu(h @ (w * math.sqrt(scale / width)).T)
         ratios.append(_rms(x) / _rms(h))
     return ratios
 
@@ -102,6 +102,8 @@ def test_relu_stack_with_variance_one_over_fan_in_fades_by_about_2_to_the_10():
     assert ratio > 10  # choices 1 and 2: neither the same scale nor larger
     assert ratio < 1e5  # choice 3: nowhere near 2^20
     assert 0.5 < kaiming < 2  # Kaiming's 2 / fan_in keeps the scale
+    (other_width,) = _relu_stack_rms_ratios(1.0, width=128)
+    assert 500 < other_width < 2000  # the width does not enter the ratio
     assert _right("stab-relu-shrink") == {0}
 
 
@@ -242,6 +244,10 @@ def test_qk_norm_bounds_the_logits_whatever_the_weights():
     assert torch.allclose(plain_big, 100 * plain, rtol=1e-4, atol=1e-4)  # logits grow with the weights' product
     assert torch.allclose(normed_big, normed, atol=1e-3)  # choice 1: QK-norm removes that growth
     assert normed.abs().max().item() <= math.sqrt(d) + 1e-4  # |q̂·k̂| / √d ≤ √d with unit gain
+    # only the norms' learned gains can still scale them: gains of 3 on q and k give 9 times the logits
+    q_hat = F.rms_norm(x @ wq.T, (d,), weight=torch.full((d,), 3.0))
+    k_hat = F.rms_norm(x @ wk.T, (d,), weight=torch.full((d,), 3.0))
+    assert torch.allclose(q_hat @ k_hat.T / math.sqrt(d), 9 * normed, atol=1e-3)
     # choice 0: the 1/√d scale is already the default of scaled_dot_product_attention
     q, k, v = (torch.randn(1, 1, 6, d, generator=g) for _ in range(3))
     manual = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), -1) @ v
