@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from quizapp.catalog import load_catalog  # noqa: E402
 from quizapp.grading import contain  # noqa: E402
 from quizapp.grading.runner import grade  # noqa: E402
 from quizapp.grading.warm import WarmGrader  # noqa: E402
@@ -43,7 +44,7 @@ def switch(contained: bool) -> None:
 def one(exercise: str, way: str, warm: WarmGrader | None) -> float:
     folder = ROOT / "exercises" / exercise
     start = time.perf_counter()
-    report = grade(folder / "reference.py", folder, exercise_id=exercise, device="cpu",
+    report = grade(folder / "reference.py", load_catalog()[exercise], device="cpu",
                    warm=warm if way == "warm" else None)
     took = time.perf_counter() - start
     if report.status != "pass":

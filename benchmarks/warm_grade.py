@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from quizapp.catalog import load_catalog  # noqa: E402
+from quizapp.grading.events import Checked, Started  # noqa: E402
 from quizapp.grading.runner import grade  # noqa: E402
 from quizapp.grading.warm import WarmGrader  # noqa: E402
 
@@ -42,15 +43,14 @@ def warm_grade(warm: WarmGrader, exercise) -> tuple[float, float]:
     """(wall time of one warm grade, the checks' own time in it)."""
     marks: dict[str, float] = {}
 
-    def on_event(event: dict) -> None:
-        if event.get("event") == "start":
+    def on_event(event) -> None:
+        if isinstance(event, Started):
             marks.setdefault("start", time.perf_counter())
-        elif event.get("event") == "check":
+        elif isinstance(event, Checked):
             marks["last"] = time.perf_counter()
 
     start = time.perf_counter()
-    report = grade(exercise.reference, exercise.folder, exercise_id=exercise.id, device="cpu", warm=warm,
-                   on_event=on_event)
+    report = grade(exercise.reference, exercise, device="cpu", warm=warm, on_event=on_event)
     wall = time.perf_counter() - start
     if report.status != "pass":
         print(f"  warning: {exercise.id}'s reference did not pass warm: {report.message}", file=sys.stderr)

@@ -155,16 +155,36 @@ def exercises() -> None:
     """The coding exercises (for their authors)."""
 
 
+_EXERCISES_ROOT = click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+                               help="The exercises folder to use (default: the one quizapp ships).")
+
+
 @exercises.command("check")
 @click.argument("ids", nargs=-1, metavar="[ID]...")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
-              help="Where the references and starters run.")
-def exercises_check(ids: tuple[str, ...], device: str) -> None:
+              help="Where the references, starters and buggy solutions run.")
+@click.option("--no-buggy", is_flag=True, help="Leave out the buggy solutions of a source checkout (faster).")
+@_EXERCISES_ROOT
+def exercises_check(ids: tuple[str, ...], device: str, no_buggy: bool, root: Path | None) -> None:
     """Check every exercise (or the IDs given): its metadata and files, its reference passes, its
-    starter fails cleanly. Exit 1 when one needs work."""
+    starter fails cleanly; in a source checkout, each buggy solution holds its header and each check
+    is failed by one. Exit 1 when one needs work."""
     from quizapp.commands.exercise_check import check_exercises
 
-    sys.exit(check_exercises(ids, device))
+    sys.exit(check_exercises(ids, device, root, buggy=not no_buggy))
+
+
+@exercises.command("new")
+@click.argument("exercise_id", metavar="ID")
+@click.option("--title", help="The exercise's title (else a placeholder to replace).")
+@click.option("--topic", metavar="SLUG", help="A topic of the question bank (see `quizapp list`).")
+@_EXERCISES_ROOT
+def exercises_new(exercise_id: str, title: str | None, topic: str | None, root: Path | None) -> None:
+    """Write a new exercise ID: its folder with every file it needs, and a buggy solution beside the
+    tests, holding a small example that `quizapp exercises check ID` grades at once."""
+    from quizapp.commands.exercise_new import new_exercise
+
+    sys.exit(new_exercise(exercise_id, title, topic, root))
 
 
 def _check_timeout(ctx, param, value: float) -> float:

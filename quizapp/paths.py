@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import posixpath
+import sys
 from pathlib import Path
 
 APP_NAME = "quizapp"
@@ -14,8 +16,10 @@ def data_dir() -> Path:
     override = os.environ.get(HOME_ENV)
     if override:
         return Path(override).expanduser()
-    from platformdirs import user_data_dir
-
+    try:
+        from platformdirs import user_data_dir
+    except ImportError:
+        return fallback_dir("data")
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
@@ -24,9 +28,37 @@ def cache_dir() -> Path:
     override = os.environ.get(HOME_ENV)
     if override:
         return Path(override).expanduser() / "cache"
-    from platformdirs import user_cache_dir
-
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:
+        return fallback_dir("cache")
     return Path(user_cache_dir(APP_NAME, appauthor=False))
+
+
+def fallback_dir(kind: str, *, platform: str | None = None, environ=None) -> Path:
+    """The user "data" or "cache" dir that platformdirs would give this app, worked out here for an
+    interpreter without platformdirs (a pared-down image, a bare CUDA machine). It must agree with
+    platformdirs, or a learner's progress would seem to vanish whenever the package comes or goes;
+    tests/test_paths_fallback.py holds the two side by side.
+
+    Windows: %LOCALAPPDATA%\\quizapp (platformdirs' default is the local, not the roaming, AppData), the
+    cache in its Cache folder. macOS: ~/Library/Application Support/quizapp and ~/Library/Caches/quizapp.
+    Elsewhere: ~/.local/share/quizapp and ~/.cache/quizapp. On macOS and elsewhere $XDG_DATA_HOME and
+    $XDG_CACHE_HOME take precedence when they hold an absolute path (a relative one is ignored, as
+    platformdirs ignores it). `platform` and `environ` default to this interpreter's; tests pass others."""
+    if kind not in ("data", "cache"):
+        raise ValueError(f"kind is 'data' or 'cache', not {kind!r}")
+    platform = sys.platform if platform is None else platform
+    env = os.environ if environ is None else environ
+    if platform == "win32":
+        base = Path(env.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / APP_NAME
+        return base / "Cache" if kind == "cache" else base
+    xdg = env.get("XDG_DATA_HOME" if kind == "data" else "XDG_CACHE_HOME", "")
+    if posixpath.isabs(xdg):
+        return Path(xdg) / APP_NAME
+    if platform == "darwin":
+        return Path.home() / "Library" / ("Application Support" if kind == "data" else "Caches") / APP_NAME
+    return Path.home() / (".local/share" if kind == "data" else ".cache") / APP_NAME
 
 
 def db_path() -> Path:

@@ -31,7 +31,7 @@ MIN_LINKS, MAX_LINKS = 1, 4
 _CHECK_IDS_SCRIPT = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from quizapp.grading.child import load_module
+    from quizapp.checking.loading import load_module
 
     out = {}
     for folder in map(Path, sys.argv[1:]):

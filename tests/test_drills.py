@@ -1,7 +1,7 @@
 """Every debugging drill as the learner meets it: a whole script that runs with `python FILE`, names
 the public report its bug comes from, and prints its symptom; the fixed script runs too. The drills'
-grading (starter fails its symptom, cosmetic fixes named, rewrites pass) is tested per drill in
-tests/grader/test_debug_*.py."""
+grading (starter fails its symptom, cosmetic fixes named, rewrites pass) is tested by
+tests/grader/test_mutants.py, from the headers of each drill's buggy solutions."""
 
 from __future__ import annotations
 

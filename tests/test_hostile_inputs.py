@@ -374,7 +374,7 @@ def test_review_of_a_damaged_card_saves_a_sound_one(quizapp_home, monkeypatch):
             conn.execute("UPDATE cards SET due = '2000-01-01T00:00:00+00:00' WHERE question_id = 'demo-single'")
     result = review("3\n\nq\n", monkeypatch)
     assert result.exit_code == 0, result.output
-    from quizapp.study.stats import card_problem
+    from quizapp.study.cards import card_problem
 
     with Store.open() as store:
         card = store.card_json("demo-single")

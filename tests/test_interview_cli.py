@@ -118,7 +118,7 @@ def demo_exercise(demo, tmp_path, monkeypatch) -> list[tuple[str, str]]:
     monkeypatch.setattr("quizapp.commands.interview.load_exercises", lambda: {"demo_ex": exercise})
     graded = []
 
-    def fake_grade(path, ex, console):
+    def fake_grade(path, ex, store, console):
         graded.append((path.relative_to(Path.cwd()).as_posix(), path.read_text()))
         return GradeReport("demo_ex", str(path), "fail", None, "cpu", "x", 1.0, [
             CheckResult("a", "Runs", "pass"), CheckResult("b", "Scales", "fail", "expected 2, saw 1")])

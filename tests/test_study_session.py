@@ -16,7 +16,7 @@ from test_bank_validation import GOOD
 from quizapp.bank import load_bank
 from quizapp.study.queue import MAX_REASKS
 from quizapp.study.schedule import record_review
-from quizapp.study.session import SAVE_ERRORS, StudySession
+from quizapp.study.session import SAVE_ERRORS, AskAgain, StudySession
 from quizapp.study.store import Store, StoreFailed
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
@@ -56,6 +56,16 @@ def answer(session: StudySession, response, rating: int):
     session.show()
     session.check(response)
     return session.rate(rating)
+
+
+def test_a_number_with_a_unit_is_asked_again_never_saved_as_wrong(bank, store):
+    """The rule every front end asks through: "1 GiB" on a numeric question is no answer yet."""
+    session = session_of(bank, store, "demo-numeric")
+    session.show()
+    with pytest.raises(AskAgain, match="without 'GiB'"):
+        session.check("1 GiB")
+    assert session.pending is None and stored(store) == []
+    assert session.check("65504").correct is True
 
 
 def test_a_rated_answer_is_saved_once_with_its_verdict_time_and_due_date(bank, store):

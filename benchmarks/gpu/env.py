@@ -20,6 +20,8 @@ from pathlib import Path
 
 # Import name -> distribution: what the GPU programme runs (quizapp's grade and bench, pytest on
 # tests/cuda and tests/facts). The TUI's, the exports' and the scheduler's packages are not needed.
+# quizapp itself runs without platformdirs (quizapp/paths.py works out the same folders), but
+# tests/conftest.py imports it, so the tests step needs it.
 NEEDED = {"torch": "torch", "numpy": "numpy", "click": "click", "yaml": "pyyaml", "pytest": "pytest",
           "pytest_timeout": "pytest-timeout", "platformdirs": "platformdirs"}
 
@@ -39,7 +41,7 @@ def describe() -> dict:
     found = {"python": sys.version.split()[0], "python_path": sys.executable, "platform": platform.platform(),
              "cpu_count": os.cpu_count(), "driver": driver(),
              "dry_run": os.environ.get("QUIZAPP_GPU_DRY_RUN") == "1",
-             "shims": os.environ.get("QUIZAPP_GPU_SHIMS", ""), "installed": os.environ.get("QUIZAPP_GPU_INSTALLED", "")}
+             "installed": os.environ.get("QUIZAPP_GPU_INSTALLED", "")}
     missing = []
     for module, dist in NEEDED.items():
         try:

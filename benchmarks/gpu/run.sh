@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU programme in one call: on a machine with a CUDA GPU, from the repository alone,
+# The GPU programme in one command: on a CUDA machine, from a checkout of this repository,
 #
 #   env      what the machine is (env.json); installs what is missing (see "Installing" below)
 #   bench    quizapp bench on the amp_training reference, float16 and bfloat16 against float32
@@ -10,26 +10,39 @@
 #            grades the grade step made instead of grading again
 #   summary  SUMMARY.md: all of the above on one page (also rewritten after every step)
 #
-# Usage:  bash benchmarks/gpu/run.sh [--dry-run] [--only STEP,...] [--budget SECONDS] [OUT_DIR]
+# Usage:  bash benchmarks/gpu/run.sh [--dry-run | --rehearse] [--only STEP,...] [--budget SECONDS]
+#                                    [--max-files N] [--python PATH] [OUT_DIR]
 #
-# Everything goes under OUT_DIR, else $OUT, else a new temp folder; at most 8 files (the device
-# tool brings back 8): SUMMARY.md run.log steps.jsonl env.json bench.txt bench.json grades.json
-# tests.log. The whole run keeps within --budget seconds (default 570, under the device tool's
-# 10 minutes a command): each step gets what is left, grading starts no grade it cannot finish,
-# and a step that runs out of time is recorded as such; `--only grade,tests` then finishes the
-# grading in a call of its own.
+# Everything goes under OUT_DIR, else $OUT, else a new temp folder: SUMMARY.md (also printed last, so
+# the end of the console output is the summary), run.log, steps.jsonl, env.json, bench.txt,
+# bench.json, grades.json, tests.log.
+#
+# --budget SECONDS (default 570, or $QUIZAPP_GPU_BUDGET_S): the whole run keeps within it. The steps'
+#   own limits add up to more than that; the default keeps a full run under ten minutes. Each step
+#   gets what is left, grading starts no grade it cannot finish, and a step that runs out of time is
+#   recorded as such; `--only grade,tests` then finishes the grading in a run of its own.
+# --max-files N (default 8, at least 2): the output folder is left with at most N files, for
+#   collecting it where only a few files are wanted (a CI job's artifacts, say). A full run
+#   writes 8. With a smaller N, the least needed of them go: in the order SUMMARY.md, run.log,
+#   steps.jsonl, env.json, bench.json, grades.json, tests.log, bench.txt, those past the first N are
+#   appended to run.log under a header of their own (tests.log and bench.txt are already there) and
+#   removed, so nothing is lost. Files in OUT_DIR that this script did not write are counted, never
+#   touched.
+# --python PATH (default $PYTHON): the interpreter that runs every step. Without one, the first of
+#   .venv/bin/python, python3 and python whose torch sees CUDA, else the first with torch at all;
+#   a checkout without .venv should name its interpreter.
 #
 # --dry-run (for a machine without a GPU): says what each step would run and checks that its
 # command exists and works as far as it can without CUDA (the bench and grade verbs answer, the
 # matrix is found, the CUDA tests are collected, the summary is written). --rehearse adds a CPU
 # rehearsal: the bench with --device cpu and four grades on the CPU, through the same scripts.
 #
-# Installing: the device machines' image has python3 with a CUDA build of torch, pytest and most of
-# what quizapp needs, and no package registry. What is missing is installed with pip into a folder
-# of this run (from a wheelhouse if there is one: $QUIZAPP_WHEELHOUSE, .whl/ or benchmarks/gpu/wheels/;
-# else from the index, where the network allows); platformdirs, if it cannot be installed, is
-# replaced by the stand-in in benchmarks/gpu/shim (quizapp only reads it without QUIZAPP_HOME, which
-# this script always sets). A machine whose torch has no CUDA gets the CUDA build the same way
+# Installing: a CUDA machine may have torch, pytest and most of what quizapp needs, but no network
+# to a package index. What is missing is installed with pip into a folder of this run (from a
+# wheelhouse if there is one: $QUIZAPP_WHEELHOUSE, .whl/ or benchmarks/gpu/wheels/; else from the
+# index, where the network allows). quizapp itself does without platformdirs (quizapp/paths.py works
+# out the same folders, and this script sets QUIZAPP_HOME anyway); the tests step needs it, since
+# tests/conftest.py imports it. A machine whose torch has no CUDA gets the CUDA build the same way
 # (index: https://download.pytorch.org/whl/$QUIZAPP_TORCH_CUDA, default cu128).
 #
 # Exit status: 0 every step passed; 1 a step failed (a test, a grade that crashed, the bench);
@@ -43,7 +56,7 @@ STEPS_ALL="env bench grade tests summary"
 
 usage() { sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
-DRY=0 REHEARSE=0 ONLY="" OUTDIR="" BUDGET="${QUIZAPP_GPU_BUDGET_S:-570}"
+DRY=0 REHEARSE=0 ONLY="" OUTDIR="" BUDGET="${QUIZAPP_GPU_BUDGET_S:-570}" MAX_FILES=8 PYTHON="${PYTHON:-}"
 while (( $# )); do
     case "$1" in
         --dry-run) DRY=1 ;;
@@ -52,6 +65,10 @@ while (( $# )); do
         --only=*) ONLY="${1#*=}" ;;
         --budget) BUDGET="${2:-}"; shift ;;
         --budget=*) BUDGET="${1#*=}" ;;
+        --max-files) MAX_FILES="${2:-}"; shift ;;
+        --max-files=*) MAX_FILES="${1#*=}" ;;
+        --python) PYTHON="${2:-}"; shift ;;
+        --python=*) PYTHON="${1#*=}" ;;
         -h|--help) usage; exit 0 ;;
         -*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) OUTDIR="$1" ;;
@@ -59,6 +76,11 @@ while (( $# )); do
     shift
 done
 [[ "$BUDGET" =~ ^[0-9]+$ ]] || { echo "run.sh: --budget takes whole seconds" >&2; exit 2; }
+# 2 at least: the summary and the log are what a reader needs first, and the log is where the rest goes
+[[ "$MAX_FILES" =~ ^[0-9]+$ ]] && (( MAX_FILES >= 2 )) || { echo "run.sh: --max-files takes a whole number, 2 or more" >&2; exit 2; }
+if [[ -n "$PYTHON" ]] && ! [[ -x "$PYTHON" ]] && ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "run.sh: no python at $PYTHON (--python or \$PYTHON)" >&2; exit 2
+fi
 for s in ${ONLY//,/ }; do
     [[ " $STEPS_ALL " == *" $s "* ]] || { echo "run.sh: no step '$s' (steps: $STEPS_ALL)" >&2; exit 2; }
 done
@@ -134,8 +156,10 @@ dry_step() {
 
 probe() { "$1" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")' 2>/dev/null; }
 pick_python() {
+    # A python the caller named is used as it is: picking another behind their back would test the wrong one.
+    [[ -n "$PYTHON" ]] && { echo "$PYTHON"; return; }
     local c kind first_torch="" first_any=""
-    for c in ${PYTHON:-} "$ROOT/.venv/bin/python" python3 python; do
+    for c in "$ROOT/.venv/bin/python" python3 python; do
         [[ -x "$c" ]] || command -v "$c" >/dev/null 2>&1 || continue
         first_any=${first_any:-$c}
         kind=$(probe "$c")
@@ -151,7 +175,7 @@ for d in ${QUIZAPP_WHEELHOUSE:-} "$ROOT/.whl" "$HERE/wheels"; do
 done
 SITE="$WORK/site"
 ONLINE=""
-online() {  # can pip reach an index? (asked once; the device machines reach nothing, and pip's retries would eat the budget)
+online() {  # can pip reach an index? (asked once: offline, pip's retries would spend minutes of the budget)
     if [[ -z "$ONLINE" ]]; then
         local host="${QUIZAPP_PIP_INDEX:-https://pypi.org/simple}"; host=${host#*://}; host=${host%%/*}
         if timeout 8 "$PY" -c "import socket,sys; socket.create_connection(('${host%%:*}', 443), 5)" 2>/dev/null
@@ -175,7 +199,7 @@ log "python: $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])' 2>&1))"
 
 # -- env: what the machine is, and what is missing ---------------------------------------------------
 
-SHIMS="" INSTALLED=""
+INSTALLED=""
 ENV_JSON="$OUTDIR/env.json"
 from_env() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($1)" "$ENV_JSON" 2>/dev/null; }
 missing_dists() { from_env '" ".join(m.split()[0] for m in d["missing"])'; }
@@ -191,14 +215,12 @@ if [[ $DRY == 0 ]] && ! has_cuda && command -v nvidia-smi >/dev/null 2>&1 && nvi
 fi
 for dist in $(missing_dists); do
     [[ "$dist" == torch ]] && continue
-    if [[ $DRY == 1 ]]; then log "env: missing $dist: a real run would install it (or use its stand-in)"; continue; fi
-    if pip_install "$dist"; then INSTALLED="$INSTALLED $dist"; export PYTHONPATH="$SITE:$PYTHONPATH"
-    elif [[ "$dist" == platformdirs ]]; then SHIMS="platformdirs"; export PYTHONPATH="$PYTHONPATH:$HERE/shim"
-    fi
+    if [[ $DRY == 1 ]]; then log "env: missing $dist: a real run would install it"; continue; fi
+    pip_install "$dist" && INSTALLED="$INSTALLED $dist" && export PYTHONPATH="$SITE:$PYTHONPATH"
 done
-export QUIZAPP_GPU_SHIMS="$SHIMS" QUIZAPP_GPU_INSTALLED="${INSTALLED# }"
-[[ -n "$SHIMS$INSTALLED" ]] && log "env: installed: ${INSTALLED:-none}; stand-ins: ${SHIMS:-none}"
-if wanted env || [[ -n "$SHIMS$INSTALLED" ]]; then
+export QUIZAPP_GPU_INSTALLED="${INSTALLED# }"
+[[ -n "$INSTALLED" ]] && log "env: installed:$INSTALLED"
+if wanted env || [[ -n "$INSTALLED" ]]; then
     run_step env 60 "" "$PY" "$HERE/env.py" --out "$ENV_JSON"
 fi
 if [[ $DRY == 0 && -n "$(missing_dists)" ]]; then
@@ -272,6 +294,28 @@ if "$PY" "$HERE/summarize.py" "$OUTDIR" >>"$LOG" 2>&1; then
 else
     record summary failed 1 $(( SECONDS - t0 )) 30 "summarize.py $OUTDIR" "see run.log"; FAILED=1
 fi
+# -- at most --max-files files ----------------------------------------------------------------------------
+
+OUTPUTS="SUMMARY.md run.log steps.jsonl env.json bench.json grades.json tests.log bench.txt"  # most needed first
+IN_LOG=" tests.log bench.txt "  # their steps teed them into run.log already
+rm -f "$OUTDIR/grades.tmp"  # grade_all.py's half-written results, left only when its step was stopped mid-write
+present=()
+for f in $OUTPUTS; do [[ -f "$OUTDIR/$f" ]] && present+=("$f"); done
+others=$(( $(find "$OUTDIR" -mindepth 1 -maxdepth 1 | wc -l) - ${#present[@]} ))
+room=$(( MAX_FILES - others > 2 ? MAX_FILES - others : 2 ))
+for f in "${present[@]:room}"; do
+    if [[ "$IN_LOG" == *" $f "* ]]; then
+        log "== $f left out (--max-files $MAX_FILES): its text is in run.log already"
+    else
+        log "== $f folded into run.log (--max-files $MAX_FILES)"
+        { printf '\n---- %s (folded in by --max-files %s) ----\n' "$f" "$MAX_FILES"; cat "$OUTDIR/$f"; } >> "$LOG"
+    fi
+    rm -f "$OUTDIR/$f"
+done
+total=$(find "$OUTDIR" -mindepth 1 -maxdepth 1 | wc -l)
+(( total > MAX_FILES )) && log "run.sh: $OUTDIR holds $total files, more than --max-files $MAX_FILES:" \
+    "$others of them were there before this run and are left alone"
+
 log ""
 log "---- $OUTDIR/SUMMARY.md ----"
 tee -a "$LOG" < "$OUTDIR/SUMMARY.md"

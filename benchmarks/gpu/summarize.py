@@ -1,7 +1,8 @@
 """Write SUMMARY.md from what benchmarks/gpu/run.sh left in its output folder: the machine, each step's
 status and time, the CUDA tests' verdict, the grades with `--device cuda` (wall times, and every buggy
-file that CUDA judged otherwise than the CPU), the bench's table, and the seed documents' claims set
-against the bench's figures. Standard library only; every input may be missing (a step that did not run).
+file that CUDA judged otherwise than the CPU), the bench's table, and the common claims about mixed
+precision that benchmarks/RESULTS.md lists, set against the bench's figures. Standard library only;
+every input may be missing (a step that did not run).
 
     python benchmarks/gpu/summarize.py OUT_DIR
 """
@@ -54,7 +55,7 @@ def machine(env: dict | None) -> list[str]:
         return ["(no env.json: the environment step did not run)"]
     keys = [("gpu", "GPU"), ("driver", "driver"), ("torch", "torch"), ("torch_cuda", "torch's CUDA"),
             ("cuda_available", "CUDA available"), ("python", "python"), ("python_path", "python path"),
-            ("cpu_count", "CPU cores"), ("shims", "stand-ins"), ("installed", "installed by run.sh")]
+            ("cpu_count", "CPU cores"), ("installed", "installed by run.sh")]
     return [f"- {label}: {env[k]}" for k, label in keys if env.get(k) not in (None, "", [])]
 
 
@@ -134,7 +135,7 @@ def bench_section(out_dir: Path, bench: dict | None) -> list[str]:
 
 
 def claims_section(bench: dict | None) -> list[str]:
-    """The seed documents' claims (benchmarks/RESULTS.md lists where they are made) against the figures."""
+    """The common claims that benchmarks/RESULTS.md lists, against the figures."""
     if not bench or not bench.get("rows"):
         return ["(no bench figures to set the claims against)"]
     rows = {r["label"]: r for r in bench["rows"]}
@@ -151,8 +152,8 @@ def claims_section(bench: dict | None) -> list[str]:
         saved = "" if r.get("mem_saved") is None else f"; peak memory {r['mem_saved'] * 100:.0f}% below float32's"
         mfu = "" if r.get("mfu") is None else f"; MFU {r['mfu'] * 100:.0f}%"
         out.append(f"- {name}: {r['speedup']:.2f}x float32's step (TF32 off){vs_tf32}{saved}{mfu}.")
-    out += ["", "\"2-8x faster\" (seeds 000, 002) holds if the speedups above against TF32 off fall in 2 to 8; "
-            "\"nearly halves memory\" (seed 001) if the peak saving is near 50%."]
+    out += ["", "\"2-8x faster\" holds if the speedups above against TF32 off fall in 2 to 8; "
+            "\"nearly halves memory\" if the peak saving is near 50%."]
     return out
 
 
@@ -170,7 +171,7 @@ def summarize(out_dir: Path) -> str:
     lines += ["", "## Grades with --device cuda (and --device cpu beside them)", ""] + grades_section(
         read_json(out_dir / "grades.json"))
     lines += ["", "## Bench: quizapp bench on the amp_training reference", ""] + bench_section(out_dir, bench)
-    lines += ["", "## The seed documents' claims", ""] + claims_section(bench)
+    lines += ["", "## Common claims about mixed precision", ""] + claims_section(bench)
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ import torch
 # so the warm grader's zygote pays it, not every forked grade.
 import torch._dynamo  # noqa: F401
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, happened, sibling_module
+from quizapp.checking.harness import Checks, Required, Tol, fail, fmt, happened, mismatch, sibling_module
 
 watching = sibling_module(__file__, "watch")
 
@@ -21,7 +21,9 @@ WIDTH, BATCH, DROPOUT = 32, 16, 0.1
 # grad (the usual case for a model's first layer, where the reentrant variant loses gradients).
 CASES = [(6, 2, True), (7, 3, False), (6, 6, True), (6, 1, False), (8, 3, True)]
 MEMORY_BLOCKS = 6
-RTOL = 1e-5  # recomputation on the same device repeats the same float ops: equal up to rounding
+# Recomputation on the same device repeats the same float ops: equal up to rounding, of each
+# tensor's largest entry (an entry near zero holds no more digits than its neighbours).
+TOL = Tol(rtol=1e-5, of_largest=True)
 MEMORY_SLACK = 1.10
 
 CHECKS = Checks(
@@ -112,10 +114,6 @@ def observe(ctx, impl, n_blocks, segments, x_requires_grad, seed=0, *, backward=
     return ctx.cached((name, n_blocks, segments, x_requires_grad, seed, backward), go)
 
 
-def diff_of(a, b) -> float:
-    return (a - b).abs().max().item() / max(b.abs().max().item(), 1e-12)
-
-
 @CHECKS.add("output-and-gradients", "Output and gradients equal the plain forward's (dropout on, same RNG state)")
 def output_and_gradients(ctx):
     for n_blocks, segments, x_grad in CASES:
@@ -123,10 +121,10 @@ def output_and_gradients(ctx):
         want, mine = plain(ctx, n_blocks, x_grad), observe(ctx, ctx.solution, n_blocks, segments, x_grad)
         if mine.output.shape != want.output.shape:
             fail(f"{where}: expected an output of shape {tuple(want.output.shape)}, got {tuple(mine.output.shape)}")
-        d = diff_of(mine.output, want.output)
-        if not d <= RTOL:
-            fail(f"{where}: the output differs from the plain forward's by up to {d:.2e} relative (tolerance "
-                 f"{RTOL:.0e}); every block must run once, in order, on the previous block's output")
+        problem = mismatch(mine.output, want.output, TOL, what="outputs", against="the plain forward")
+        if problem:
+            fail(f"{where}: the output should equal the plain forward's: {problem}; every block must run once, in "
+                 "order, on the previous block's output")
         missing = [n for n, g in mine.grads.items() if g is None]
         if missing:
             reentrant = any(r.reentrant for r in mine.watch.regions)
@@ -136,14 +134,16 @@ def output_and_gradients(ctx):
             fail(f"{where}: {len(missing)} of {len(mine.grads)} parameters got no gradient (first: {missing[0]}); "
                  f"the plain forward gives all of them one.{why}")
         for name, g in mine.grads.items():
-            d = diff_of(g, want.grads[name])
-            if not d <= RTOL:
-                fail(f"{where}: the gradient of {name} differs from the plain forward's by up to {d:.2e} relative "
-                     f"(tolerance {RTOL:.0e}), although the output matches: the recomputation in backward used other "
-                     "dropout masks; keep checkpoint's preserve_rng_state=True (the default)")
-        if x_grad and (mine.x_grad is None or not diff_of(mine.x_grad, want.x_grad) <= RTOL):
-            seen = "none" if mine.x_grad is None else f"off by {diff_of(mine.x_grad, want.x_grad):.2e} relative"
-            fail(f"{where}: the gradient of x: expected the plain forward's, got {seen}")
+            problem = mismatch(g, want.grads[name], TOL, what="entries", against="the plain forward")
+            if problem:
+                fail(f"{where}: the gradient of {name} should equal the plain forward's: {problem}; the output "
+                     "matches, so the recomputation in backward used other dropout masks; keep checkpoint's "
+                     "preserve_rng_state=True (the default)")
+        if x_grad:
+            problem = "it is None" if mine.x_grad is None else mismatch(mine.x_grad, want.x_grad, TOL, what="entries",
+                                                                        against="the plain forward")
+            if problem:
+                fail(f"{where}: the gradient of x should equal the plain forward's: {problem}")
 
 
 @CHECKS.add("segment-boundaries", "Exactly `segments` checkpoint regions, with the pinned boundaries (7 into 3: 3+2+2)")

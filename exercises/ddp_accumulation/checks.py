@@ -4,16 +4,26 @@ micro-batches, computed here from the same start (scenarios.py)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import torch
 import torch._dynamo  # noqa: F401 - DDP imports it on first use: once here, not once per forked rank
 import torch.nn.functional as F
 
-from quizapp.grading import accumulation
-from quizapp.grading import launch as launcher
-from quizapp.grading.harness import Checks, Required, fail, happened, nothing_to_check, sibling_module
+from quizapp.checking import accumulation
+from quizapp.checking import launch as launcher
+from quizapp.checking.harness import (
+    Checks,
+    Required,
+    Tol,
+    fail,
+    happened,
+    is_close,
+    largest_error,
+    mismatch,
+    nothing_to_check,
+    sibling_module,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -24,11 +34,11 @@ scn = sibling_module(__file__, "scenarios")
 # gradients and halves them, which adds the same terms in another order than one mean over the
 # concatenated group: measured at most 1.5e-7 on CPU. The smallest real bug here (a 2-sample last
 # micro-batch weighted 1/4 instead of 2/10) is off by more than 1e-2.
-PARAM_RTOL = 2e-5
-GRAD_RTOL = 2e-5
+PARAM_TOL = Tol(rtol=2e-5, of_largest=True)
+GRAD_TOL = Tol(rtol=2e-5, of_largest=True)
 # After the sync every rank holds the same gradient and runs the same optimizer arithmetic, so the
 # ranks agree to the bit on CPU; the small allowance is for other back-ends' reduction orders.
-RANK_RTOL = 1e-6
+RANK_TOL = Tol(rtol=1e-6, of_largest=True)
 
 # The ranks' gloo process group talks over localhost TCP on ports the kernel picks: the child's sandbox
 # lets this exercise bind and connect on the ephemeral range (no well-known port).
@@ -105,13 +115,6 @@ def where(index: int) -> str:
     return f"{opt_name}{extra}, {scn.WORLD} ranks, {groups_text(name)}"
 
 
-def rel(a: torch.Tensor, b: torch.Tensor) -> float:
-    """Largest entry-wise difference, relative to b's largest entry."""
-    scale = b.abs().max().item() or 1.0
-    diff = (a - b).abs().max().item() / scale
-    return diff if math.isfinite(diff) else math.inf
-
-
 def events_of(ctx, kind: str, indices=None):
     """Every rank's events of one kind, over the runs `indices` (all runs when None)."""
     for index in range(len(scn.RUNS)) if indices is None else indices:
@@ -158,27 +161,26 @@ def compare_to_single_process(ctx, index: int) -> None:
         if grads is None:
             fail(f"{where(index)}: at optimizer step {j + 1} some parameters had no gradient (.grad is None)")
         seen = torch.tensor(grads)
-        err = ((seen - expected).norm() / expected.norm()).item()
-        if not err <= GRAD_RTOL:
+        problem = mismatch(seen, expected, GRAD_TOL, what="gradient entries", against="single-process")
+        if problem:
             ratio = (seen.norm() / expected.norm()).item()
-            apart = max((rel(torch.tensor(r["step_grads"][j]), seen) for r in ranks[1:]
+            apart = max((largest_error(torch.tensor(r["step_grads"][j]), seen) for r in ranks[1:]
                          if j < len(r["step_grads"]) and r["step_grads"][j] is not None), default=0.0)
-            if apart > RANK_RTOL:
+            if apart > RANK_TOL.rtol:
                 advice = (f"the ranks stepped with different gradients (rank 1's differs from rank 0's by "
                           f"{apart:.3g}): the group's accumulated gradient was not all-reduced after its last "
                           f"micro-batch, which must run outside no_sync")
-            if abs(ratio * scn.WORLD - 1) < 1e-3:
+            if is_close(ratio * scn.WORLD, 1.0, Tol(rtol=1e-3)):
                 advice = (f"that is 1 / {scn.WORLD}, one over the world size: DDP already averages the ranks' "
                           f"gradients, so do not divide the loss by the world size")
-            fail(f"{where(index)}: the gradient rank 0 used at optimizer step {j + 1} differs from the "
-                 f"single-process gradient over both ranks' micro-batches of that group by {err:.3g} (relative; "
-                 f"tolerance {GRAD_RTOL:.0e}); its norm is {ratio:.4g}x the expected {expected.norm().item():.4g}; "
-                 f"{advice}")
+            fail(f"{where(index)}: the gradient rank 0 used at optimizer step {j + 1} should equal the "
+                 f"single-process gradient over both ranks' micro-batches of that group: {problem}; its norm is "
+                 f"{ratio:.4g}x the expected {expected.norm().item():.4g}; {advice}")
     for j, (params, expected) in enumerate(zip(mine["step_params"], t["params"])):
-        diff = rel(torch.tensor(params), expected)
-        if not diff <= PARAM_RTOL:
-            fail(f"{where(index)}: after group {j + 1}, rank 0's parameters differ from single-process "
-                 f"accumulation by {diff:.3g} (relative; tolerance {PARAM_RTOL:.0e}); {advice}")
+        problem = mismatch(torch.tensor(params), expected, PARAM_TOL, what="parameters", against="single-process")
+        if problem:
+            fail(f"{where(index)}: after group {j + 1}, rank 0's parameters should equal single-process "
+                 f"accumulation's: {problem}; {advice}")
 
 
 # -- the checks -------------------------------------------------------------------------------
@@ -247,12 +249,12 @@ def ranks_identical(ctx):
                 fail(f"{where(index)}: rank 0 took {len(first)} optimizer steps, rank {rank} took "
                      f"{len(record['step_params'])}")
             for j, (a, b) in enumerate(zip(first, record["step_params"])):
-                diff = rel(torch.tensor(b), torch.tensor(a))
-                if not diff <= RANK_RTOL:
-                    fail(f"{where(index)}: after group {j + 1}, rank {rank}'s parameters differ from rank 0's by "
-                         f"{diff:.3g} (relative; tolerance {RANK_RTOL:.0e}): the ranks stepped with different "
-                         f"gradients, so the group's accumulated gradient was not all-reduced after its last "
-                         f"micro-batch, which must run outside no_sync")
+                problem = mismatch(torch.tensor(b), torch.tensor(a), RANK_TOL, what="parameters",
+                                   against="rank 0's", yours=f"rank {rank}'s")
+                if problem:
+                    fail(f"{where(index)}: after group {j + 1}, rank {rank}'s parameters should equal rank 0's: "
+                         f"{problem}: the ranks stepped with different gradients, so the group's accumulated "
+                         f"gradient was not all-reduced after its last micro-batch, which must run outside no_sync")
 
 
 @CHECKS.add("no-zero-inside-group", "Gradients start each group at zero, are never zeroed inside one, and "

@@ -45,7 +45,7 @@ def main(argv=None) -> None:
     out = Path(args.out)
 
     def load_solution():
-        from quizapp.grading.child import load_module
+        from quizapp.checking.loading import load_module
 
         return load_module("solution", Path(args.solution))
 
@@ -75,9 +75,9 @@ def run_all(rank, world, init, backend, device_name, load_solution, solution_pat
     import torch
     import torch.distributed as dist
 
-    from quizapp.grading import instrument
-    from quizapp.grading.child import describe_exception, describe_load_error
-    from quizapp.grading.harness import sibling_module
+    from quizapp.checking import instrument
+    from quizapp.checking.harness import sibling_module
+    from quizapp.checking.loading import describe_exception, describe_load_error
 
     scn = sibling_module(str(exercise_dir / "rank.py"), "scenarios")
     # The ranks share the machine's cores: one intra-op thread each keeps them from fighting over them
@@ -115,8 +115,8 @@ def run_one(scn, solution, rank: int, device, run) -> dict:
     from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
     from torch.nn.parallel import DistributedDataParallel
 
-    from quizapp.grading import instrument
-    from quizapp.grading.instrument import LOG
+    from quizapp.checking import instrument
+    from quizapp.checking.instrument import LOG
 
     name, opt_name, clip = run
     sizes, k = scn.SCENARIOS[name]

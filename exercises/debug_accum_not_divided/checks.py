@@ -1,7 +1,7 @@
 """Checks for debug_accum_not_divided: train the learner's script and the fixed one on the same
 regression MLP and micro-batches (built from the fixed script's own definitions, so an edited model
 or data cannot change the test), 8 micro-batches per step, then ask the drill's three questions
-(see quizapp.grading.drill)."""
+(see quizapp.checking.drill)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import math
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, fmt, listed
-from quizapp.words import plural
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, Tol, fail, fmt, is_close, listed, plural
 
 LR, MOMENTUM = 0.1, 0.9
 MODEL_SEED, DATA_SEED = 21, 22  # not the script's: the fix must hold on other draws too
@@ -122,7 +121,7 @@ def advice(yours, fixed):
         return (f"zero_grad ran {zeros_yours} times where the fixed script runs it {zeros_fixed} times: clearing the "
                 "gradients inside a group of micro-batches keeps only the last micro-batch's gradient")
     a, b = yours.extra.get("grad_norms"), fixed.extra.get("grad_norms")
-    if a and b and b[0] > 0 and math.isfinite(a[0]) and abs(a[0] / b[0] - 1) > 1e-3:
+    if a and b and b[0] > 0 and math.isfinite(a[0]) and not is_close(a[0], b[0], Tol(rtol=1e-3)):
         return (f"at step 0, on the same weights and samples, your gradient's norm is {a[0] / b[0]:.3g} times the "
                 "fixed script's: the accumulated gradient must equal the mean gradient over all the step's "
                 "samples, so each micro-batch's mean loss is divided by the number of micro-batches, here 8")

@@ -1,14 +1,14 @@
 """Checks for debug_clip_before_unscale: train the learner's script and the fixed one on the same
 classifier and data (built from the fixed script's own definitions, so an edited model or data
-cannot change the test), then ask the drill's three questions (see quizapp.grading.drill)."""
+cannot change the test), then ask the drill's three questions (see quizapp.checking.drill)."""
 
 from __future__ import annotations
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, fmt
-from quizapp.grading.instrument import split_iterations
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, Tol, fail, fmt, is_close
+from quizapp.checking.instrument import split_iterations
 
 LR, MOMENTUM = 0.05, 0.9
 MODEL_SEED, DATA_SEED = 21, 22  # not the script's: the fix must hold on other draws too
@@ -56,7 +56,7 @@ def symptom(ctx, yours, fixed):
             norms = (f"; clip_grad_norm_ measured a total gradient norm of {seen:.4g} at step 0 (max_norm "
                      f"{fmt(clips_yours[0].info['max_norm'])}), where the fixed script measures {want:.4g} on the "
                      "same model and batch")
-            if abs(seen - want) <= 1e-3 * want:
+            if is_close(seen, want, Tol(rtol=1e-3)):
                 norms += (": the clipping sees the right gradients, so look at what happens to them between the "
                           "clipping and the update")
         fail(f"the symptom is still there: the loss barely moves. Averaged over the first and last {WINDOW} of "

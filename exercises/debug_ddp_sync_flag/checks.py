@@ -1,7 +1,7 @@
 """Checks for debug_ddp_sync_flag: train the learner's script and the fixed one on 2 real DDP ranks
-(gloo on the CPU; quizapp/grading/launch.py starts them, rank.py beside this file is what each rank
+(gloo on the CPU; quizapp/checking/launch.py starts them, rank.py beside this file is what each rank
 does), on a model and data built from the fixed script's own definitions, then ask the drill's three
-questions (see quizapp.grading.drill) about rank 0's runs, the symptom check looking at both ranks.
+questions (see quizapp.checking.drill) about rank 0's runs, the symptom check looking at both ranks.
 
 drill.run records a run in this process; here the runs happen in the ranks, so rank 0's JSON
 records are turned into drill.Trace objects by `trace()` below.
@@ -9,17 +9,15 @@ records are turned into drill.Trace objects by `trace()` below.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import torch
 import torch._dynamo  # noqa: F401 - DDP imports it on first use: once here, not once per forked rank
 
-from quizapp.grading import drill
-from quizapp.grading import launch as launcher
-from quizapp.grading.harness import Checks, Required, fail
-from quizapp.grading.instrument import Event
-from quizapp.words import plural
+from quizapp.checking import drill
+from quizapp.checking import launch as launcher
+from quizapp.checking.harness import Checks, Required, Tol, fail, is_close, largest_error, plural
+from quizapp.checking.instrument import Event
 
 HERE = Path(__file__).resolve().parent
 WORLD = 2
@@ -27,7 +25,7 @@ RUNS = ["fixed", "yours"]  # rank.py makes them in this order
 ACCUM, STEPS = 4, 8  # rank.py's accum_steps; the fixed script's STEPS
 # After the all-reduce both ranks hold the same gradient and run the same optimizer arithmetic, so
 # the fixed script's ranks agree to the bit on the CPU; the allowance is for other back-ends.
-RANK_RTOL = 1e-6
+RANK_TOL = Tol(rtol=1e-6, of_largest=True)
 # Measured over 6 model/data seeds: two exact rewrites (no_sync() around forward and backward; the
 # flag set before the first and the last forward) match the fixed script to the bit (0.0, losses and
 # weights): the same arithmetic in the same order. An all-reduce after every micro-batch (the flag
@@ -144,13 +142,19 @@ def flat(params: list[torch.Tensor]) -> list[float]:
     return torch.cat([p.reshape(-1).double() for p in params]).tolist() if params else []
 
 
+def vector(values: list[float]) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def ranks_agree(a: list[float], b: list[float]) -> bool:
+    """Whether flat parameter vector b equals a within RANK_TOL (of a's largest entry)."""
+    return is_close(vector(b), vector(a), RANK_TOL)
+
+
 def rank_gap(a: list[float], b: list[float]) -> float:
-    """Largest entry-wise difference between two flat parameter vectors, relative to a's largest entry."""
-    ta, tb = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
-    if ta.shape != tb.shape:
-        return math.inf
-    diff = (ta - tb).abs().max().item() / (ta.abs().max().item() or 1.0)
-    return diff if math.isfinite(diff) else math.inf
+    """Largest entry-wise difference between two flat parameter vectors, relative to a's largest
+    entry (see largest_error): the number the messages report."""
+    return largest_error(vector(b), vector(a))
 
 
 def where_reduced(trace: drill.Trace) -> str:
@@ -175,11 +179,10 @@ def symptom(ctx, yours: drill.Trace, fixed: drill.Trace) -> None:
     mine, theirs = yours.extra["step_params"], other.extra["step_params"]
     if len(mine) != len(theirs):
         fail(f"rank 0 took {len(mine)} optimizer steps and rank 1 {len(theirs)}: the ranks must run the same loop")
-    final = rank_gap(flat(yours.params), flat(other.params))
-    if final <= RANK_RTOL:
+    if ranks_agree(flat(yours.params), flat(other.params)):
         return  # what the colleague compares: the weights the run ends with (honest-fix asks how)
-    gaps = [rank_gap(a, b) for a, b in zip(mine, theirs)]
-    first = next((i for i, g in enumerate(gaps) if not g <= RANK_RTOL), None)
+    final = rank_gap(flat(yours.params), flat(other.params))
+    first = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if not ranks_agree(a, b)), None)
     since = f"; they first differed after step {first + 1}" if first is not None else ""
     steps = f"{len(mine)} step{'s' if len(mine) != 1 else ''}"
     eval_gap = ""
@@ -266,7 +269,7 @@ def advice(yours: drill.Trace, fixed: drill.Trace) -> str | None:
         return (f"{where_reduced(yours)}, where the fixed script all-reduces after micro-batch {ACCUM} of {ACCUM}; "
                 "the all-reduce must follow the last micro-batch's backward, with every micro-batch in .grad")
     if (yours.losses != fixed.losses and len(yours.params) == len(fixed.params)
-            and rank_gap(flat(fixed.params), flat(yours.params)) <= TOLERANCE.param_rtol):
+            and is_close(vector(flat(yours.params)), vector(flat(fixed.params)), TOLERANCE.param_tol)):
         return ("the weights match the fixed run's, only the returned losses differ: return this rank's own loss "
                 "of each step (the mean over its micro-batches), not one averaged over the ranks")
     return None

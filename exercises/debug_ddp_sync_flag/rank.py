@@ -1,4 +1,4 @@
-"""One rank of a debug_ddp_sync_flag grade, started by quizapp/grading/launch.py: forked from the
+"""One rank of a debug_ddp_sync_flag grade, started by quizapp/checking/launch.py: forked from the
 grade's child (`serve`), or as `python rank.py --rank R ...` where CUDA is in use and forking is not safe.
 
 Joins the process group, then makes two runs (RUNS): the fixed script's `train` and the learner's,
@@ -49,7 +49,7 @@ def main(argv=None) -> None:
     sys.dont_write_bytecode = True
 
     def load_solution():
-        from quizapp.grading.child import load_module
+        from quizapp.checking.loading import load_module
 
         return load_module("solution", Path(args.solution))
 
@@ -79,9 +79,9 @@ def run_all(rank, world, init, backend, device_name, load_solution, solution_pat
     import torch
     import torch.distributed as dist
 
-    from quizapp.grading import instrument
-    from quizapp.grading.child import describe_exception, describe_load_error
-    from quizapp.grading.harness import sibling_module
+    from quizapp.checking import instrument
+    from quizapp.checking.harness import sibling_module
+    from quizapp.checking.loading import describe_exception, describe_load_error
 
     reference = sibling_module(str(exercise_dir / "rank.py"), "reference")
     torch.set_num_threads(1)  # the ranks share the machine's cores
@@ -119,9 +119,9 @@ def run_one(reference, module, rank: int, device) -> dict:
     from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
     from torch.nn.parallel import DistributedDataParallel
 
-    from quizapp.grading import drill, instrument
-    from quizapp.grading.harness import plain
-    from quizapp.grading.instrument import LOG
+    from quizapp.checking import drill, instrument
+    from quizapp.checking.harness import plain
+    from quizapp.checking.instrument import LOG
 
     instrument.reset_torch_state()
     LOG.reset(device.type)

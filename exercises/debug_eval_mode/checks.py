@@ -1,14 +1,14 @@
 """Checks for debug_eval_mode: train and validate the learner's script and the fixed one on the same
 classifier and data (built from the fixed script's own definitions), watching every forward pass:
 which batches ran, whether dropout and BatchNorm were in train mode, and whether BatchNorm's running
-statistics moved. Then the drill's three questions (see quizapp.grading.drill)."""
+statistics moved. Then the drill's three questions (see quizapp.checking.drill)."""
 
 from __future__ import annotations
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, listed
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, fail, listed
 
 LR, MOMENTUM = 0.05, 0.9
 MODEL_SEED, DATA_SEED = 31, 32  # not the script's: the fix must hold on other draws too

@@ -1,7 +1,7 @@
 """Checks for debug_half_adam_eps: train the learner's script and the fixed one on the same
 classifier, data and Adam optimizer (built from the fixed script's own definitions, so an edited
 model or data cannot change the test), then ask the drill's three questions (see
-quizapp.grading.drill).
+quizapp.checking.drill).
 
 drill.py has no Keep for "the forward stays float16" (keeps_autocast would fail a right fix that
 casts the weights to float16 inside the graph) nor for the optimizer's eps, so both are written
@@ -11,12 +11,10 @@ step by step hooks on the grader's optimizer, through Trace.extra.
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, fmt, listed
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, fail, fmt, is_close, listed
 
 LR, EPS = 3e-3, 1e-8  # Adam's defaults but the lr; eps = 1e-8 rounds to 0 in float16
 MODEL_SEED, DATA_SEED = 31, 32  # not the script's: the fix must hold on other draws too
@@ -127,7 +125,7 @@ def keeps_eps() -> drill.Keep:
         for i, (a, b) in enumerate(zip(yours.settings, fixed.settings)):
             mine, theirs = [g.get("eps") for g in a], [g.get("eps") for g in b]
             same = len(mine) == len(theirs) and all(
-                isinstance(x, float) and math.isclose(x, y, rel_tol=1e-9) for x, y in zip(mine, theirs))
+                isinstance(x, float) and is_close(x, y, drill.SETTING) for x, y in zip(mine, theirs))
             if not same:
                 steps = yours.extra.get("steps", [])
                 still = (", and the weights it updated are still float16"

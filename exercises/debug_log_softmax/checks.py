@@ -1,13 +1,13 @@
 """Checks for debug_log_softmax: train the learner's script and the fixed one on the same cosine
 classifier and data (built from the fixed script's own definitions, so an edited model or data
-cannot change the test), then ask the drill's three questions (see quizapp.grading.drill)."""
+cannot change the test), then ask the drill's three questions (see quizapp.checking.drill)."""
 
 from __future__ import annotations
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required
 
 LR, MOMENTUM = 0.03, 0.9
 MODEL_SEED, DATA_SEED = 11, 12  # not the script's: the fix must hold on other draws too

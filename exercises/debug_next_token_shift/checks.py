@@ -1,15 +1,17 @@
 """Checks for debug_next_token_shift: train the learner's script and the fixed one on the same tiny
 causal language model and token data (built from the fixed script's own definitions), then ask the
-drill's three questions (see quizapp.grading.drill). The symptom is measured on the trained model
+drill's three questions (see quizapp.checking.drill). The symptom is measured on the trained model
 itself, on held-out sequences, so a loss that merely looks plausible cannot pass."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, Tol, fail, is_close
 
 LR = 0.01
 MODEL_SEED, DATA_SEED = 21, 22  # not the script's: the fix must hold on other draws too
@@ -87,7 +89,9 @@ LEARNED = 0.5
 def advice(yours, fixed):
     """The step-0 loss is the same model on the same batch: a different value means different
     positions or targets are scored. What the trained model learned to guess says which."""
-    if not (yours.losses and fixed.losses and abs(yours.losses[0] - fixed.losses[0]) > 1e-4 * abs(fixed.losses[0])):
+    # A NaN first loss names no position: that is the symptom check's to report.
+    if not (yours.losses and fixed.losses and math.isfinite(yours.losses[0])
+            and not is_close(yours.losses[0], fixed.losses[0], Tol(rtol=1e-4))):
         return None
     at_start = (f"at step 0, on the same model and batch, your loss is {yours.losses[0]:.4f} where the next-token "
                 f"loss is {fixed.losses[0]:.4f}")
@@ -103,7 +107,7 @@ def advice(yours, fixed):
     if learned.get("copies", 0) > LEARNED:
         return (f"{at_start}, and the trained model guesses the very token it was given {learned['copies']:.0%} of "
                 "the time: the targets are not shifted at all; score logits[:, :-1] against tokens[:, 1:]")
-    if abs(yours.losses[0] - fixed.losses[0]) < 0.01 * abs(fixed.losses[0]):
+    if is_close(yours.losses[0], fixed.losses[0], Tol(rtol=0.01)):
         return (f"{at_start}, close but not equal: one position too many is scored; torch.roll wraps the first "
                 "token round to the last position, which has no next token: drop that position")
     return (f"{at_start}: score the logits of positions 0 to length-2 against tokens 1 to length-1, each position "

@@ -1,14 +1,14 @@
 """Checks for debug_no_shuffle: train the learner's script and the fixed one on the same classifier,
 class-sorted data and seeded shuffling generator (built from the fixed script's own definitions, so
 an edited model or data cannot change the test), recording which training samples every batch
-held, then ask the drill's three questions (see quizapp.grading.drill)."""
+held, then ask the drill's three questions (see quizapp.checking.drill)."""
 
 from __future__ import annotations
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, fail
 
 LR, MOMENTUM = 0.1, 0.9
 MODEL_SEED, DATA_SEED, SHUFFLE_SEED = 41, 42, 43  # not the script's: the fix must hold on other draws too

@@ -1,6 +1,6 @@
 """Checks for debug_scaler_per_epoch: train the learner's script and the fixed one on the same
 classifier and data (built from the fixed script's own definitions, so an edited model or data
-cannot change the test), then ask the drill's three questions (see quizapp.grading.drill).
+cannot change the test), then ask the drill's three questions (see quizapp.checking.drill).
 
 The optimizer steps the GradScaler skips are this drill's symptom; honest-fix counts scaler.step
 calls, taken or skipped (drill.attempts), which a removed or skipped step still lowers.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail
-from quizapp.grading.instrument import split_iterations
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, fail
+from quizapp.checking.instrument import split_iterations
 
 LR, MOMENTUM = 0.002, 0.9
 MODEL_SEED, DATA_SEED = 21, 22  # not the script's: the fix must hold on other draws too

@@ -1,7 +1,7 @@
 """Checks for debug_scheduler_skipped_step: train the learner's script and the fixed one on the same
 classifier, data, optimizer and warm-up schedule (built from the fixed script's own definitions, so
 an edited schedule cannot change the test), then ask the drill's three questions (see
-quizapp.grading.drill).
+quizapp.checking.drill).
 
 In this drill a run's learning rates are the symptom, so honest-fix leaves them to the symptom
 check (`check_lr=False`), which holds every real step to the schedule; steps are counted as
@@ -10,13 +10,11 @@ scaler.step calls, taken or skipped (drill.attempts).
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, fmt
-from quizapp.grading.instrument import split_iterations
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, fail, fmt, is_close
+from quizapp.checking.instrument import split_iterations
 
 LR, MOMENTUM = 0.2, 0.9
 MODEL_SEED, DATA_SEED = 21, 22  # not the script's: the fix must hold on other draws too
@@ -58,7 +56,7 @@ def symptom(ctx, yours, fixed):
     skipped = yours.scaler_steps - yours.steps
     for k, lrs in enumerate(yours.lrs):
         want = LR * ref.warmup_factor(k)
-        if not math.isclose(lrs[0], want, rel_tol=1e-9, abs_tol=1e-15):
+        if not is_close(lrs[0], want, drill.SETTING):
             at = iterations[k] if k < len(iterations) else None
             where = f" (iteration {at}, after {at - k} iterations whose step the GradScaler skipped)" if at is not None else ""
             peak = next((j for j, v in enumerate(yours.lrs) if v[0] >= LR * (1 - 1e-9)), None)

@@ -2,7 +2,7 @@
 same transfer set (all built from the fixed script's own definitions) with the learner's distill()
 and the fixed one, watching the teacher: the mode of its dropout and BatchNorm layers on every
 forward pass, its state (parameters and running statistics) before and after, its gradients, and
-its accuracy on its own validation set. Then the drill's three questions (see quizapp.grading.drill),
+its accuracy on its own validation set. Then the drill's three questions (see quizapp.checking.drill),
 with the teacher left exactly as it was as part of matching the fixed run."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import copy
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, listed
+from quizapp.checking import drill
+from quizapp.checking.harness import EXACT, Checks, Required, fail, is_close, listed
 
 LR, MOMENTUM = 0.1, 0.9
 TEACHER_SEED, STUDENT_SEED, DATA_SEED, VAL_SEED = 41, 42, 43, 44  # not the script's
@@ -71,9 +71,8 @@ def one_run(ctx, module, label):
     finally:
         handle.remove()
     after = teacher.state_dict()
-    moved = {k: (after[k].double() - v.double()).abs().max().item() for k, v in before.items()
-             if v.is_floating_point() and k in after}
-    extra["moved"] = {k: d for k, d in moved.items() if d > 0}
+    extra["moved"] = {k: (after[k].double() - v.double()).abs().max().item() for k, v in before.items()
+                      if v.is_floating_point() and k in after and not is_close(after[k], v, EXACT)}
     extra["changed_ints"] = {k: int((after[k] - v).max().item()) for k, v in before.items()
                              if not v.is_floating_point() and k in after and not torch.equal(after[k], v)}
     extra["with_grad"] = [n for n, p in teacher.named_parameters() if p.grad is not None and bool(p.grad.any())]

@@ -11,7 +11,7 @@ step the grader counts what is still alive:
   to what each save packs). Only the innermost pair of such hooks runs, so the learner's own hide these;
   the message then says so instead of naming a size.
 
-Then it asks the drill's three questions (see quizapp.grading.drill).
+Then it asks the drill's three questions (see quizapp.checking.drill).
 
 drill.py has no memory measure; the tracker below is this drill's own."""
 
@@ -21,9 +21,8 @@ import weakref
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail
-from quizapp.words import plural
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, fail, plural
 
 LR, MOMENTUM = 0.05, 0.9
 MODEL_SEED, DATA_SEED = 41, 42  # not the script's: the fix must hold on other draws too

@@ -1,7 +1,7 @@
 """Checks for debug_zero_grad_missing: train the learner's script and the fixed one on the same MLP
 classifier and data (built from the fixed script's own definitions, so an edited model or data
 cannot change the test), recording at every optimizer step the gradient it steps with and the
-gradient of that step's own batch, then ask the drill's three questions (see quizapp.grading.drill)."""
+gradient of that step's own batch, then ask the drill's three questions (see quizapp.checking.drill)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import math
 
 import torch
 
-from quizapp.grading import drill
-from quizapp.grading.harness import Checks, Required, fail, fmt
-from quizapp.words import plural
+from quizapp.checking import drill
+from quizapp.checking.harness import Checks, Required, fail, fmt, plural
 
 LR, MOMENTUM = 0.05, 0.9
 MODEL_SEED, DATA_SEED = 31, 32  # not the script's: the fix must hold on other draws too

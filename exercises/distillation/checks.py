@@ -10,15 +10,18 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading.harness import (
+from quizapp.checking.harness import (
     Checks,
     Required,
+    Tol,
     as_scalar,
     fail,
     fmt,
     happened,
+    is_close,
     listed,
     max_param_diff,
+    mismatch,
     nothing_to_check,
     rel_diff,
 )
@@ -31,15 +34,15 @@ GRID = [
 ]
 # Same formula, other op order gives ~1e-7 in float32; the smallest bug here (KL's arguments
 # swapped) moves the gradient by more than 1e-2 of its size.
-VALUE_RTOL, VALUE_ATOL = 1e-4, 1e-6
-GRAD_RTOL = 1e-3  # of the largest reference gradient entry
+VALUE_TOL = Tol(rtol=1e-4, atol=1e-6)
+GRAD_TOL = Tol(rtol=1e-3, of_largest=True)  # of the largest reference gradient entry
 BIG = 1e4
 T_SCALE = (1.0, 2.0, 4.0, 8.0)
 
 EPOCH_T, EPOCH_ALPHA = 2.0, 0.6  # not the defaults: the epoch must pass them on
 BATCHES, BATCH, FEATURES = 4, 16, 8
-PARAM_RTOL = 1e-4
-EPOCH_RTOL = 1e-5
+PARAM_RTOL = 1e-4  # of each parameter tensor's largest entry (harness.max_param_diff)
+EPOCH_TOL = Tol(rtol=1e-5)  # the mean of the same batch losses, summed in another order at most
 
 CHECKS = Checks(
     Required("distillation_loss", "(student_logits, teacher_logits, labels, *, temperature=4.0, alpha=0.7) -> torch.Tensor",
@@ -100,9 +103,9 @@ def diagnose(s, t, y, T, alpha, seen_value=None, seen_grad=None) -> str:
         v = variants(x, t, y, T, alpha)[why]
         v.backward()
         if seen_grad is not None:
-            if (x.grad - seen_grad).abs().max().item() <= GRAD_RTOL * max(x.grad.abs().max().item(), 1e-12):
+            if is_close(seen_grad, x.grad, GRAD_TOL):
                 return f" Your gradient matches a loss where {why}."
-        elif seen_value is not None and abs(v.item() - seen_value) <= VALUE_RTOL * abs(v.item()) + VALUE_ATOL:
+        elif seen_value is not None and is_close(seen_value, v.item(), VALUE_TOL):
             return f" Your value matches a loss where {why}."
     return ""
 
@@ -124,9 +127,9 @@ def loss_value(ctx):
     for (batch, T, alpha), (s, t, y), mine, ref in grid_runs(ctx):
         where = f"batch={batch}, temperature={T}, alpha={alpha}"
         seen, expected = as_scalar(mine.value, where), as_scalar(ref.value, where)
-        if not (math.isfinite(seen) and abs(seen - expected) <= VALUE_RTOL * abs(expected) + VALUE_ATOL):
+        if not is_close(seen, expected, VALUE_TOL):
             fail(f"{where}: expected loss {fmt(expected)}, got {fmt(seen)} (relative difference "
-                 f"{rel_diff(seen, expected):.2e}, tolerance {VALUE_RTOL:.0e}).{diagnose(s, t, y, T, alpha, seen_value=seen)}")
+                 f"{rel_diff(seen, expected):.2e}, tolerance {VALUE_TOL.rtol:.0e}).{diagnose(s, t, y, T, alpha, seen_value=seen)}")
 
 
 @CHECKS.add("loss-gradient", "Gradient w.r.t. the student's logits matches the reference")
@@ -137,12 +140,10 @@ def loss_gradient(ctx):
         if mine.grad is None:
             fail(f"{where}: no gradient reached student_logits; the loss must be built from them with torch "
                  "ops (no .item(), .detach() or .numpy() on the student's side)")
-        size = ref.grad.abs().max().item()
-        diff = (mine.grad - ref.grad).abs().max().item()
-        if not diff <= GRAD_RTOL * size:
-            fail(f"{where}: the gradient w.r.t. student_logits differs from the reference by up to {diff:.3g} "
-                 f"(largest reference entry {size:.3g}; tolerance {GRAD_RTOL * size:.2g}); e.g. row 0: expected "
-                 f"{fmt(ref.grad[0].tolist())}, got {fmt(mine.grad[0].tolist())}."
+        problem = mismatch(mine.grad, ref.grad, GRAD_TOL, what="gradient entries", against="the reference")
+        if problem:
+            fail(f"{where}: the gradient w.r.t. student_logits should equal the reference's: {problem}; e.g. row 0: "
+                 f"expected {fmt(ref.grad[0].tolist())}, got {fmt(mine.grad[0].tolist())}."
                  f"{diagnose(s, t, y, T, alpha, seen_grad=mine.grad)}")
 
 
@@ -197,15 +198,14 @@ def large_logits(ctx):
             fail(f"{where}: {bad} of {mine.grad.numel()} gradient entries are inf/NaN (loss {fmt(seen)}); use "
                  "F.log_softmax, never torch.log(F.softmax(...))")
         # Finite but wrong is the formula's mistake, not instability: name it as loss-value does.
-        if abs(seen - expected) > VALUE_RTOL * abs(expected):
+        if not is_close(seen, expected, VALUE_TOL):
             fail(f"{where}: finite, but expected loss {fmt(expected)}, got {fmt(seen)} (relative difference "
-                 f"{rel_diff(seen, expected):.2e}, tolerance {VALUE_RTOL:.0e}).{diagnose(s, t, y, T, alpha, seen_value=seen)}"
+                 f"{rel_diff(seen, expected):.2e}, tolerance {VALUE_TOL.rtol:.0e}).{diagnose(s, t, y, T, alpha, seen_value=seen)}"
                  f"{SAME_AS_VALUE}")
-        size = ref.grad.abs().max().item()
-        diff = (mine.grad - ref.grad).abs().max().item()
-        if diff > GRAD_RTOL * size:
-            fail(f"{where}: finite, but the gradient differs from the reference by up to {diff:.3g} (largest entry "
-                 f"{size:.3g}).{diagnose(s, t, y, T, alpha, seen_grad=mine.grad)}{SAME_AS_VALUE}")
+        problem = mismatch(mine.grad, ref.grad, GRAD_TOL, what="gradient entries", against="the reference")
+        if problem:
+            fail(f"{where}: finite, but the gradient should equal the reference's: {problem}."
+                 f"{diagnose(s, t, y, T, alpha, seen_grad=mine.grad)}{SAME_AS_VALUE}")
 
 
 @CHECKS.add("t-squared-scaling", "The T\u00b2 factor keeps the gradient size about constant across temperatures")
@@ -387,15 +387,15 @@ def mean_loss(ctx):
         fail(f"expected a float, got {type(result).__name__} ({result!r})")
     result = float(result)
     per_batch = reference_batch_losses(ctx)
-    if abs(result - expected) > EPOCH_RTOL * abs(expected):
-        if abs(result - per_batch[-1]) <= EPOCH_RTOL * abs(per_batch[-1]):
+    if not is_close(result, expected, EPOCH_TOL):
+        if is_close(result, per_batch[-1], EPOCH_TOL):
             fail(f"you returned {fmt(result)}, the last batch's loss; return the mean over the epoch's "
                  f"{len(per_batch)} batches {fmt(per_batch)}: {fmt(expected)}")
-        if abs(result - sum(per_batch)) <= EPOCH_RTOL * abs(sum(per_batch)):
+        if is_close(result, sum(per_batch), EPOCH_TOL):
             fail(f"you returned {fmt(result)}, the sum of the batch losses; divide by the {len(per_batch)} batches: "
                  f"{fmt(expected)}")
         diff, _ = max_param_diff(epoch(ctx, ctx.solution).student, epoch(ctx, ctx.reference).student)
         why = (f"; your student also trained differently (parameters up to {diff:.2e} apart), so its batch losses "
                "differ too: see the check on the student's parameters") if diff > PARAM_RTOL else ""
         fail(f"expected the epoch's mean loss {fmt(expected)} (batch losses {fmt(per_batch)}), got {fmt(result)} "
-             f"(relative difference {rel_diff(result, expected):.2e}, tolerance {EPOCH_RTOL:.0e}){why}")
+             f"(relative difference {rel_diff(result, expected):.2e}, tolerance {EPOCH_TOL.rtol:.0e}){why}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import struct
 
-from quizapp.grading.harness import Checks, Required, consequence, fail, fmt, listed, nothing_to_check, sibling_module
+from quizapp.checking.harness import Checks, Required, consequence, fail, fmt, listed, nothing_to_check, sibling_module
 
 rule = sibling_module(__file__, "rule")
 play = sibling_module(__file__, "play")

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from quizapp.grading.child import safe_repr
-from quizapp.grading.harness import fail, fmt, listed, plain
+from quizapp.checking.harness import fail, fmt, listed, plain
+from quizapp.checking.loading import safe_repr
 
 
 class Missing:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from quizapp.grading.harness import sibling_module
+from quizapp.checking.harness import sibling_module
 
 Scenario = sibling_module(__file__, "play").Scenario
 NAN, INF = math.nan, math.inf

@@ -8,7 +8,18 @@ import math
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, nothing_to_check
+from quizapp.checking.harness import (
+    EXACT,
+    FLOAT32,
+    Checks,
+    Required,
+    Tol,
+    close_elements,
+    fail,
+    fmt,
+    is_close,
+    nothing_to_check,
+)
 
 PER_TENSOR = [(bits, shape) for bits in (2, 4, 8) for shape in ((64,), (8, 16), (4, 3, 5))]
 PER_CHANNEL = [(bits, shape, axis) for bits in (2, 4, 8)
@@ -123,7 +134,7 @@ def implied_step(values, max_levels) -> float | None:
     top = v.abs().max()
     levels = torch.arange(1, max_levels + 1, dtype=torch.float64)
     ratio = v[None, :] * levels[:, None] / top
-    on_grid = ((ratio - ratio.round()).abs() < 1e-3).all(dim=1)
+    on_grid = close_elements(ratio, ratio.round(), Tol(atol=1e-3)).all(dim=1)
     if not on_grid.any():
         return None
     return float(top / levels[on_grid.nonzero()[0, 0]])
@@ -134,8 +145,9 @@ def expect_equal(where, x, out, expected, bits, axis):
     out = as_tensor(out, x, where).to(expected.dtype)
     scale = pinned_scale(x, bits, axis)
     level = x / scale
-    near_tie = ((level - level.floor()) - 0.5).abs() < TIE_WINDOW
-    wrong = ~torch.isclose(out, expected, rtol=1e-6, atol=1e-7 * float(scale.max())) & ~near_tie
+    near_tie = (((level - level.floor()) - 0.5).abs() < TIE_WINDOW).cpu()
+    # Torch's kernel and x / scale round alike but for the last bit of the step: 1e-7 of the largest step.
+    wrong = ~close_elements(out, expected, Tol(rtol=1e-6, atol=1e-7 * float(scale.max()))) & ~near_tie
     if wrong.any():
         i = tuple(int(v) for v in wrong.nonzero()[0])
         step = float(scale.expand_as(x)[i])
@@ -157,7 +169,7 @@ def hint(x, out, bits, axis) -> str:
             x.abs().amax(dim=axis, keepdim=True), qmax, None)
     for why, (amax, q, _) in candidates.items():
         guess = torch.clamp(torch.round(x / (amax / q)), -q, q) * (amax / q)
-        if torch.allclose(out.to(guess.dtype), guess, rtol=1e-5, atol=1e-6):
+        if is_close(out.to(guess.dtype), guess, FLOAT32):
             return f". Your output matches one where {why}"
     return ""
 
@@ -192,7 +204,7 @@ def round_half_even(ctx):
     if broken:
         fail(f"{where}: {len(broken)} of {len(inputs)} outputs are NaN/inf "
              f"({'; '.join(f'{fmt(t)} -> {o}' for t, o in broken[:3])})")
-    off_grid = [(t, o) for t, o in zip(inputs, got) if abs(o - round(o)) > 1e-4]
+    off_grid = [(t, o) for t, o in zip(inputs, got) if not is_close(o, round(o), Tol(atol=1e-4))]
     if off_grid:
         # Not a rounding mode: no rounding of x / 1 gives a non-integer. The scale is another one.
         shown = "; ".join(f"{fmt(t)} -> {fmt(o)}" for t, o in off_grid[:3])
@@ -203,7 +215,7 @@ def round_half_even(ctx):
              f"({shown}). The scale is wrong, not the rounding: {implied}; use scale = amax / qmax with "
              "qmax = 2**(bits-1) - 1 and amax = x.abs().max()")
     expected = torch.round(x.double().cpu()).tolist()
-    wrong = [(t, e, o) for t, e, o in zip(inputs, expected, got) if abs(o - e) > 1e-4]
+    wrong = [(t, e, o) for t, e, o in zip(inputs, expected, got) if not is_close(o, e, Tol(atol=1e-4))]
     if wrong:
         shown = "; ".join(f"{fmt(t)} -> expected {fmt(e)}, got {fmt(o)}" for t, e, o in wrong[:4])
         ties_wrong = [(t, e, o) for t, e, o in wrong if t in ties]
@@ -236,7 +248,7 @@ def all_zero(ctx):
                  "use scale = 1 where amax is 0")
         # Only the zeros are this check's business; the other values belong to the per-channel check.
         zeros = x == 0
-        if out[zeros].abs().max().item() != 0:
+        if not is_close(out[zeros], torch.zeros_like(out[zeros]), EXACT):
             fail(f"{where}: where x is 0 the output must be exactly 0 (0 is a level of every symmetric grid), "
                  f"got values up to {out[zeros].abs().max().item():.3g}")
     quantizes(ctx)
@@ -266,9 +278,11 @@ def tiny_amax(ctx):
         out = as_tensor(call(ctx, x.clone(), bits, axis), x, where).to(dtype)
         expected, scale = exact_fake_quant(x, bits, axis)
         level = x.double() / scale
-        near_tie = ((level - level.floor()) - 0.5).abs() < TIE_WINDOW
-        step = scale.expand_as(x).to(dtype)
-        wrong = ~torch.isclose(out, expected, rtol=1e-5, atol=0.0) & ~((out - expected).abs() <= 1e-3 * step)
+        near_tie = (((level - level.floor()) - 0.5).abs() < TIE_WINDOW).cpu()
+        step = scale.expand_as(x).to(dtype).double()
+        # Right to 1e-5 of the value, or to 1e-3 of its own quantization step (measured in steps).
+        wrong = ~(close_elements(out, expected, Tol(rtol=1e-5))
+                  | close_elements(out.double() / step, expected.double() / step, Tol(atol=1e-3)))
         wrong &= ~near_tie
         if not wrong.any():
             continue
@@ -278,7 +292,7 @@ def tiny_amax(ctx):
         power = 2.0 ** round(-math.log2(size))
         unit = x * power
         unit_out = as_tensor(call(ctx, unit.clone(), bits, axis), unit, where).to(dtype)
-        if torch.allclose(out.double() * power, unit_out.double(), rtol=1e-6, atol=1e-6 / qmax):
+        if is_close(out.double() * power, unit_out.double(), Tol(rtol=1e-6, atol=1e-6 / qmax)):
             continue
         i = tuple(int(v) for v in wrong.nonzero()[0])
         if axis is None:
@@ -296,9 +310,9 @@ def tiny_amax(ctx):
         found = implied_step(out[group], 2 * 2 ** bits)
         if found is not None and found > 1.001 * exact:
             floor = torch.clamp(torch.round(x.double()[group] / found), -qmax, qmax) * found
-            if torch.allclose(out[group].double(), floor, rtol=1e-5, atol=1e-3 * found):
+            if is_close(out[group].double(), floor, Tol(rtol=1e-5, atol=1e-3 * found)):
                 eps = torch.finfo(torch.float32).eps
-                if abs(found - eps) < 1e-3 * eps:
+                if is_close(found, eps, Tol(rtol=1e-3)):
                     why = (f"matches scale = max(amax / qmax, {eps:.3g}), the floor torch.ao puts on the scale "
                            f"(torch.finfo(torch.float32).eps), where amax / qmax = {exact:.3g}")
                 else:
@@ -330,11 +344,11 @@ def clipped_by_magnitude(magnitude, zeroed, axis) -> bool:
 def straight_through_problem(where, x, grad, upstream, axis) -> str | None:
     """Why x.grad is not the upstream gradient, said by what it looks like, or None."""
     top = upstream.abs().max().item()
-    bad = (grad - upstream).abs() > 1e-6 * top
+    bad = ~close_elements(grad, upstream, Tol(rtol=1e-6, of_largest=True)).to(grad.device)
     if not bad.any():
         return None
     n = x.numel()
-    if grad.abs().max().item() == 0:
+    if is_close(grad, torch.zeros_like(grad), EXACT):
         return (f"{where}: x.grad is all zeros (expected the upstream gradient, up to {top:.3g}): torch.round has "
                 "zero gradient; pass the gradient straight through, e.g. x + (quantized - x).detach()")
     magnitude = x.abs()
@@ -378,8 +392,8 @@ def straight_through_problem(where, x, grad, upstream, axis) -> str | None:
                 "(a clipped STE, zero outside its clip range; with scale = amax / qmax nothing lies outside) where "
                 "the contract wants d out / d x = 1 everywhere; pass the gradient through unchanged, at every position")
     factor = grad[upstream != 0] / upstream[upstream != 0]
-    if factor.numel() and (factor - factor.mean()).abs().max().item() < 1e-5 * max(1.0, abs(factor.mean().item())):
-        c = factor.mean().item()
+    c = factor.mean().item() if factor.numel() else 0.0
+    if factor.numel() and is_close(factor, torch.full_like(factor, c), Tol(atol=1e-5 * max(1.0, abs(c)))):
         return (f"{where}: x.grad is {c:.6g} times the upstream gradient at every position: d out / d x = {c:.6g}, "
                 "not 1; the straight-through estimator passes the gradient on unchanged (no factor such as "
                 "1 / scale or scale in the backward)")

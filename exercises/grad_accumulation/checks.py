@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading import accumulation, instrument
-from quizapp.grading.harness import Checks, Required, fail, happened, max_param_diff
-from quizapp.grading.instrument import LOG
+from quizapp.checking import accumulation, instrument
+from quizapp.checking.harness import Checks, Required, fail, happened, max_param_diff
+from quizapp.checking.instrument import LOG
 
 IN, HIDDEN, OUT = 6, 12, 3
 # float32 tolerance, relative to each tensor's largest entry. Accumulating n_i/N-weighted

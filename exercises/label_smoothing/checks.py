@@ -15,18 +15,24 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from quizapp.grading.harness import (
+from quizapp.checking.harness import (
+    EXACT,
+    FLOAT32,
     CheckFailed,
     Checks,
     CheckSkipped,
     ForeignSkip,
     Required,
+    Tol,
     fail,
     fmt,
+    is_close,
+    mismatch,
     nothing_to_check,
     rel_diff,
+    tolerance_for,
 )
-from quizapp.grading.harness import as_scalar as scalar_of
+from quizapp.checking.harness import as_scalar as scalar_of
 
 # (rows, classes, smoothing): both ends of smoothing, two classes, a thousand, a single row.
 GRID = [
@@ -63,17 +69,15 @@ DTYPES = (torch.bfloat16, torch.float16, torch.float64)
 # 1.9 eps (float16), 2.0 eps (bfloat16), 2.3 eps (float64) of torch's; gradient within 1.3 eps of
 # the largest entry (all three). Torch's own float16/bfloat16 value is itself 1.5-1.6 eps from the
 # float64 truth. Half types get 4 eps; float64 gets 1e-12 (thousands of eps, yet 1e5 below float32's
-# rounding, so a float32 computation of a float64 loss is caught).
-DTYPE_TOL = {
-    torch.float16: (4 * torch.finfo(torch.float16).eps, 4 * torch.finfo(torch.float16).eps),    # 3.9e-3
-    torch.bfloat16: (4 * torch.finfo(torch.bfloat16).eps, 4 * torch.finfo(torch.bfloat16).eps),  # 3.1e-2
-    torch.float64: (1e-12, 1e-12),
-}
+# rounding, so a float32 computation of a float64 loss is caught): the harness's tolerances by dtype,
+# whose rtol bounds the gradient too, of its largest entry.
+DTYPE_TOL = {dtype: (tolerance_for(dtype), Tol(rtol=tolerance_for(dtype).rtol, of_largest=True))
+             for dtype in (torch.float16, torch.bfloat16, torch.float64)}
 BIG = 1e4
 # Same formula in another op order differs by ~1e-7 in float32; the smallest bug (C - 1 instead
 # of C) moves the value by more than 1e-3 of it.
-VALUE_RTOL, VALUE_ATOL = 1e-5, 1e-6
-GRAD_RTOL = 1e-4  # of the largest gradient entry
+VALUE_TOL = FLOAT32
+GRAD_TOL = Tol(rtol=1e-4, of_largest=True)  # of the largest gradient entry
 BAD_SMOOTHING = (-0.1, 1.5, 2.0)
 
 CHECKS = Checks(
@@ -230,7 +234,7 @@ def variants(logits, targets, smoothing, ignore_index=-100) -> dict:
 
 
 def diagnose(logits, targets, smoothing, ignore_index=-100, *, seen_value=None, seen_grad=None,
-             rtol=VALUE_RTOL, atol=VALUE_ATOL, grad_rtol=GRAD_RTOL) -> str:
+             value_tol: Tol = VALUE_TOL, grad_tol: Tol = GRAD_TOL) -> str:
     for why in variants(logits, targets, smoothing, ignore_index):
         x = logits.clone().requires_grad_(True)
         v = variants(x, targets, smoothing, ignore_index)[why]
@@ -238,22 +242,22 @@ def diagnose(logits, targets, smoothing, ignore_index=-100, *, seen_value=None, 
             continue  # these variants coincide with the right answer when smoothing is 0
         if seen_grad is not None:
             v.backward()
-            if (x.grad - seen_grad).abs().max().item() <= grad_rtol * max(x.grad.abs().max().item(), 1e-12):
+            if is_close(seen_grad, x.grad, grad_tol):
                 return f" Your gradient matches a loss where {why}."
-        elif seen_value is not None and abs(v.item() - seen_value) <= rtol * abs(v.item()) + atol:
+        elif seen_value is not None and is_close(seen_value, v.item(), value_tol):
             return f" Your value matches a loss where {why}."
     return ""
 
 
 def compare(where, logits, targets, smoothing, mine: Run, expected: Run, ignore_index=-100, *,
-            gradient: bool, rtol=VALUE_RTOL, atol=VALUE_ATOL, grad_rtol=GRAD_RTOL, why: str = "") -> None:
+            gradient: bool, value_tol: Tol = VALUE_TOL, grad_tol: Tol = GRAD_TOL, why: str = "") -> None:
     seen, want = as_scalar(mine.value, where), as_scalar(expected.value, where)
-    tols = {"rtol": rtol, "atol": atol, "grad_rtol": grad_rtol}
+    tols = {"value_tol": value_tol, "grad_tol": grad_tol}
     if not gradient:
-        if not (math.isfinite(seen) and abs(seen - want) <= rtol * abs(want) + atol):
-            show = fmt if rtol >= 1e-6 else "{:.15g}".format  # float64: enough digits to see the difference
+        if not is_close(seen, want, value_tol):
+            show = fmt if value_tol.rtol >= 1e-6 else "{:.15g}".format  # float64: enough digits to see the difference
             fail(f"{where}: expected loss {show(want)} (F.cross_entropy with label_smoothing={smoothing}), got "
-                 f"{show(seen)} (relative difference {rel_diff(seen, want):.2e}, tolerance {rtol:.2g}).{why}"
+                 f"{show(seen)} (relative difference {rel_diff(seen, want):.2e}, tolerance {value_tol.rtol:.2g}).{why}"
                  f"{diagnose(logits, targets, smoothing, ignore_index, seen_value=seen, **tols)}")
         return
     if mine.grad is None:
@@ -262,12 +266,10 @@ def compare(where, logits, targets, smoothing, mine: Run, expected: Run, ignore_
     if not torch.isfinite(mine.grad).all():
         bad = int((~torch.isfinite(mine.grad)).sum())
         fail(f"{where}: {bad} of {mine.grad.numel()} gradient entries are inf/NaN (torch's are all finite)")
-    size = expected.grad.abs().max().item()
-    diff = (mine.grad.double() - expected.grad.double()).abs().max().item()
-    if not diff <= grad_rtol * size:
+    problem = mismatch(mine.grad, expected.grad, grad_tol, what="gradient entries", against="torch's")
+    if problem:
         row = int((mine.grad.double() - expected.grad.double()).abs().amax(-1).argmax())
-        fail(f"{where}: the gradient w.r.t. the logits differs from torch's by up to {diff:.3g} (largest entry "
-             f"{size:.3g}; tolerance {grad_rtol * size:.2g}); row {row}: expected "
+        fail(f"{where}: the gradient w.r.t. the logits should equal torch's: {problem}; row {row}: expected "
              f"{fmt(expected.grad[row, :6].tolist())}, got {fmt(mine.grad[row, :6].tolist())}.{why}"
              f"{diagnose(logits, targets, smoothing, ignore_index, seen_grad=mine.grad, **tols)}")
 
@@ -321,7 +323,7 @@ def expect_ignored(where, logits, targets, smoothing, index, mine: Run, expected
     compare(where, logits, targets, smoothing, mine, expected, index, gradient=False)
     compare(where, logits, targets, smoothing, mine, expected, index, gradient=True)
     ignored = (targets == index).nonzero().flatten().tolist()
-    leaked = [i for i in ignored if mine.grad[i].abs().max().item() > 0]
+    leaked = [i for i in ignored if not is_close(mine.grad[i], torch.zeros_like(mine.grad[i]), EXACT)]
     if leaked:
         fail(f"{where}: ignored row {leaked[0]} has a gradient of size "
              f"{mine.grad[leaked[0]].abs().max().item():.3g} (expected exactly 0): ignored rows must not "
@@ -410,7 +412,7 @@ def dtype_cause(want, got) -> str:
                                       "F.cross_entropy's value and gradient on that dtype")
 def low_and_high_precision(ctx):
     for dtype in DTYPES:
-        name, (rtol, grad_rtol) = dtype_name(dtype), DTYPE_TOL[dtype]
+        name, (value_tol, grad_tol) = dtype_name(dtype), DTYPE_TOL[dtype]
         for i, (rows, classes, smoothing) in enumerate(DTYPE_CASES):
             logits, targets = make_inputs(ctx, rows, classes, seed=600 + i, dtype=dtype)
             where = f"{name} logits, {rows} rows of {classes} classes, smoothing={smoothing}"
@@ -438,7 +440,7 @@ def low_and_high_precision(ctx):
             if dtype == torch.float64 and 1e-10 < rel_diff(seen, want) < 1e-5:
                 why = (" That is the size of float32 rounding: part of the computation ran in float32 (a .float(), "
                        "or a helper tensor made without dtype=); compute in the logits' dtype.")
-            tolerance = {"rtol": rtol, "atol": 0.0, "grad_rtol": grad_rtol, "why": why}
+            tolerance = {"value_tol": value_tol, "grad_tol": grad_tol, "why": why}
             compare(where, logits, targets, smoothing, mine, expected, gradient=False, **tolerance)
             compare(where, logits, targets, smoothing, mine, expected, gradient=True, **tolerance)
 

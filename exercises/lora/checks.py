@@ -6,14 +6,29 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from quizapp.grading.harness import Checks, Required, fail, fmt, listed, nothing_to_check, plain
+from quizapp.checking.harness import (
+    EXACT,
+    Checks,
+    Required,
+    Tol,
+    close_elements,
+    fail,
+    fmt,
+    is_close,
+    largest_error,
+    listed,
+    mismatch,
+    nothing_to_check,
+    plain,
+)
 
 IN, OUT, RANK, ALPHA = 10, 6, 4, 16.0  # scaling = 4.0, so a forgotten "/ rank" shows clearly
 # float32: the reference formula and a solution may multiply in another order ((x A^T) B^T vs
 # x (B A)^T): measured differences are about 1e-7 of the output's size; merged vs unmerged about
 # 4e-6 absolute in PEFT. 1e-5 relative covers both, while any real bug (scaling off by 4x, a
-# transposed or missing factor, dropout on the wrong path) is off by more than 1e-1.
-RTOL = 1e-5
+# transposed or missing factor, dropout on the wrong path) is off by more than 1e-1. Of the largest
+# entry: an output that happens to sit near zero holds no more digits than its neighbours.
+TOL = Tol(rtol=1e-5, of_largest=True)
 TARGETS = ["q_proj", "v_proj"]
 
 CHECKS = Checks(
@@ -22,11 +37,6 @@ CHECKS = Checks(
     Required("add_lora", "(model, rank, alpha, target_modules, dropout=0.0) -> nn.Module",
              sample_args=(None, 4, 8.0, ["q_proj"]), sample_kwargs={"dropout": 0.0}),
 )
-
-
-def rel_err(seen: torch.Tensor, expected: torch.Tensor) -> float:
-    seen, expected = plain(seen).detach().float(), plain(expected).detach().float()
-    return ((seen - expected).abs().max() / expected.abs().max().clamp_min(1e-30)).item()
 
 
 def make_layer(ctx, *, rank=RANK, alpha=ALPHA, dropout=0.0, bias=True, dtype=torch.float32, seed=0):
@@ -94,9 +104,9 @@ def lora_init(ctx):
     x = inputs(ctx)
     with torch.no_grad():
         want, seen = base(x), plain(layer(x))
-    err = rel_err(seen, want)
-    if err > RTOL:
-        fail(f"at init the output should equal base(x); it differs by {err:.3g} (relative, tolerance {RTOL:.0e})")
+    problem = mismatch(seen, want, TOL, what="outputs", against="base(x)")
+    if problem:
+        fail(f"at init the output should equal base(x): {problem}")
 
 
 @CHECKS.add("lora-scaling", "scaling is alpha / rank")
@@ -104,7 +114,7 @@ def lora_scaling(ctx):
     for rank, alpha in ((RANK, ALPHA), (8, 8.0), (2, 1.0)):
         _, layer = make_layer(ctx, rank=rank, alpha=alpha)
         seen = getattr(layer, "scaling", None)
-        if not isinstance(seen, (int, float)) or abs(float(seen) - alpha / rank) > 1e-12:
+        if not isinstance(seen, (int, float)) or not is_close(float(seen), alpha / rank, Tol(atol=1e-12)):
             fail(f"rank={rank}, alpha={fmt(alpha)}: scaling should be alpha / rank = {fmt(alpha / rank)}, got {seen!r}")
 
 
@@ -119,12 +129,13 @@ def lora_forward(ctx):
             seen = plain(layer(x))
         if tuple(seen.shape) != tuple(want.shape):
             fail(f"output shape {tuple(seen.shape)} for input {tuple(x.shape)}, expected {tuple(want.shape)}")
-        err = rel_err(seen, want)
-        if err > RTOL:
-            unscaled = rel_err(seen, base(x) + x @ a.T @ b.T)
-            extra = " (it matches the formula without the alpha / rank scaling)" if unscaled <= RTOL else ""
-            fail(f"bias={bias}, rank={RANK}, alpha={fmt(ALPHA)}, non-zero A and B: the output differs from "
-                 f"base(x) + {fmt(ALPHA / RANK)} * x @ A.T @ B.T by {err:.3g} (relative, tolerance {RTOL:.0e}){extra}")
+        problem = mismatch(seen, want, TOL, what="outputs", against="the formula")
+        if problem:
+            with torch.no_grad():
+                unscaled = is_close(seen, base(x) + x @ a.T @ b.T, TOL)
+            extra = " (it matches the formula without the alpha / rank scaling)" if unscaled else ""
+            fail(f"bias={bias}, rank={RANK}, alpha={fmt(ALPHA)}, non-zero A and B: the output should be base(x) + "
+                 f"{fmt(ALPHA / RANK)} * x @ A.T @ B.T: {problem}{extra}")
 
 
 @CHECKS.add("lora-dropout", "Dropout acts on the LoRA branch's input only")
@@ -139,16 +150,17 @@ def lora_dropout(ctx):
     with torch.no_grad():
         layer.lora_B.zero_()
         seen = plain(layer(x))  # B is zero: any change from base(x) comes from dropping inputs of the base
-    err = rel_err(seen, base(x))
-    if err > RTOL:
-        fail(f"dropout={p}, train mode, lora_B still zero: the output should equal base(x) exactly, but differs "
-             f"by {err:.3g} (relative): dropout must act on the LoRA branch's input only, not on the base path")
+    problem = mismatch(seen, base(x), TOL, what="outputs", against="base(x)")
+    if problem:
+        fail(f"dropout={p}, train mode, lora_B still zero: the output should equal base(x), but {problem}: "
+             "dropout must act on the LoRA branch's input only, not on the base path")
     with torch.no_grad():
         layer.lora_A.copy_(torch.eye(IN))
         layer.lora_B.copy_(torch.eye(IN))
         delta = (plain(layer(x)) - base(x)) / scale  # = dropout(x): each entry 0 or x / (1 - p)
-    kept = (delta - x / (1 - p)).abs() <= 1e-5 * x.abs().max()
-    dropped = delta.abs() <= 1e-5 * x.abs().max()
+    near = Tol(atol=1e-5 * float(x.abs().max()))  # the float32 rounding of x's largest entry, and then some
+    kept = close_elements(delta, x / (1 - p), near)
+    dropped = close_elements(delta, 0.0, near)
     if not bool((kept | dropped).all()):
         i = (~(kept | dropped)).nonzero()[0].tolist()
         fail(f"dropout={p}, train mode, A = B = identity: each entry of (output - base(x)) / scaling should be 0 "
@@ -157,7 +169,7 @@ def lora_dropout(ctx):
     if frac == 1.0:
         layer.eval()
         with torch.no_grad():
-            idle = bool(((plain(layer(x)) - base(x)).abs() <= 1e-5 * x.abs().max()).all())
+            idle = is_close(plain(layer(x)), base(x), near)
         if idle:  # a branch that never reaches the output drops nothing: there is no dropout to judge
             nothing_to_check("with A = B = identity the output is base(x) in train and in eval mode: the LoRA branch "
                              "never reached the output")
@@ -165,10 +177,10 @@ def lora_dropout(ctx):
         fail(f"dropout={p}, train mode: {frac:.0%} of the LoRA branch's inputs were dropped, expected about {p:.0%}")
     layer.eval()
     with torch.no_grad():
-        err = rel_err((plain(layer(x)) - base(x)) / scale, x)
-    if err > RTOL:
+        problem = mismatch((plain(layer(x)) - base(x)) / scale, x, TOL, what="values", against="x")
+    if problem:
         fail(f"dropout={p}, eval mode: dropout must be off (use nn.Dropout, which follows train()/eval()), but "
-             f"(output - base(x)) / scaling differs from x by {err:.3g} (relative)")
+             f"(output - base(x)) / scaling should equal x: {problem}")
 
 
 @CHECKS.add("lora-merge", "merge() returns an equivalent new nn.Linear and leaves the module unchanged")
@@ -197,19 +209,19 @@ def lora_merge(ctx):
             fail("merge() returned the base layer (or shares its weight tensor); build a new nn.Linear so the "
                  "LoRALinear stays as it was")
         with torch.no_grad():
-            err = rel_err(plain(merged(x)), before)
+            problem = mismatch(plain(merged(x)), before, TOL, what="outputs", against="the LoRALinear")
             expected_w = w0 + (ALPHA / RANK) * (b @ a)
-        if err > RTOL:
-            werr = rel_err(merged.weight, expected_w)
-            fail(f"bias={bias}: the merged layer's output differs from the LoRALinear's by {err:.3g} (relative, "
-                 f"tolerance {RTOL:.0e}); its weight differs from W + {fmt(ALPHA / RANK)} * B @ A by {werr:.3g}")
-        if (merged.bias is None) != (b0 is None) or (b0 is not None and rel_err(merged.bias, b0) > 0):
+        if problem:
+            werr = largest_error(merged.weight, expected_w)
+            fail(f"bias={bias}: the merged layer's output should equal the LoRALinear's: {problem}; its weight "
+                 f"differs from W + {fmt(ALPHA / RANK)} * B @ A by {werr:.3g} of its largest entry")
+        if (merged.bias is None) != (b0 is None) or (b0 is not None and not is_close(merged.bias, b0, EXACT)):
             fail(f"bias={bias}: the merged layer should keep the base's bias unchanged")
         with torch.no_grad():
-            err = rel_err(plain(layer(x)), before)
-        if err > 0:
-            fail(f"bias={bias}: after merge() the LoRALinear's own output changed by {err:.3g} (relative); "
-                 f"merge must leave self unchanged")
+            problem = mismatch(plain(layer(x)), before, EXACT, what="outputs", against="its output before merge()")
+        if problem:
+            fail(f"bias={bias}: after merge() the LoRALinear's own output changed: {problem}; merge must leave "
+                 "self unchanged")
 
 
 @CHECKS.add("lora-gradients", "Gradients reach lora_A and lora_B only, with the right values")
@@ -229,10 +241,9 @@ def lora_gradients(ctx):
     for name, p, want in (("lora_A", layer.lora_A, a_.grad), ("lora_B", layer.lora_B, b_.grad)):
         if p.grad is None:
             fail(f"{name} received no gradient: it must take part in forward and require grad")
-        err = rel_err(p.grad, want)
-        if err > RTOL:
-            fail(f"{name}.grad differs from the gradient of base(x) + scaling * x @ A.T @ B.T by {err:.3g} "
-                 f"(relative, tolerance {RTOL:.0e})")
+        problem = mismatch(p.grad, want, TOL, what="entries", against="the formula")
+        if problem:
+            fail(f"{name}.grad should be the gradient of base(x) + scaling * x @ A.T @ B.T: {problem}")
 
 
 @CHECKS.add("lora-bf16", "A bfloat16 base works: lora_A/lora_B take the base's dtype and device")
@@ -249,9 +260,9 @@ def lora_bf16(ctx):
         out = plain(layer(x))
         if out.dtype != torch.bfloat16:
             fail(f"a bfloat16 input through a bfloat16 LoRALinear gave a {out.dtype} output, expected torch.bfloat16")
-        if not torch.equal(out, base(x)):
-            fail(f"bfloat16, lora_B zero: the output should equal base(x), differs by "
-                 f"{rel_err(out, base(x)):.3g} (relative)")
+        problem = mismatch(out, base(x), EXACT, what="outputs", against="base(x)")
+        if problem:
+            fail(f"bfloat16, lora_B zero: the output should equal base(x): {problem}")
         set_ab(layer)
         merged = layer.merge()
         if merged.weight.dtype != torch.bfloat16:

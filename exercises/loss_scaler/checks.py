@@ -11,13 +11,27 @@ from dataclasses import dataclass
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, close, fail, fmt, nothing_to_check, plain
+from quizapp.checking.harness import (
+    EXACT,
+    Checks,
+    Required,
+    Tol,
+    close,
+    fail,
+    fmt,
+    is_close,
+    mismatch,
+    nothing_to_check,
+    plain,
+)
 
 # Scales here are powers of two (or exact multiples of them), so unscaling is exact and GradScaler's
 # float32 scale equals a Python float one bit for bit; 1e-6 only allows for a learner keeping the
 # scale in float32 as GradScaler does. No configuration comes near float32's top (2**128): there a
 # float32 scale and a Python float one part ways, and either is a right answer.
 RTOL = 1e-6
+# The same bound for a parameter or a gradient of a clean step, of that tensor's largest entry.
+PARAM_TOL = Tol(rtol=RTOL, of_largest=True)
 INF, NAN = math.inf, math.nan
 # Step -> value written into one gradient element after backward: inf, NaN, -inf, NaN in another param.
 BAD = {2: (0, INF), 3: (1, NAN), 9: (0, -INF), 10: (1, NAN)}
@@ -160,9 +174,9 @@ def skip_on_overflow(ctx):
                 fail(f"{cfg_text(MAIN)}: step {i} had {bad_text(i)}, yet optimizer.step() was called "
                      f"{run.stepped[i]} time{'s' if run.stepped[i] != 1 else ''}; skip the step when any gradient "
                      "is inf or NaN (torch.isfinite catches inf, -inf and NaN)")
-            moved = max((a - b).abs().max().item() if torch.isfinite(a).all() else math.inf
-                        for a, b in zip(run.after[i], run.before[i]))
-            if moved != 0:
+            changed = [(a, b) for a, b in zip(run.after[i], run.before[i]) if not is_close(a, b, EXACT)]
+            if changed:
+                moved = max((a - b).abs().max().item() if torch.isfinite(a).all() else math.inf for a, b in changed)
                 fail(f"{cfg_text(MAIN)}: step {i} had {bad_text(i)}, yet parameters changed (max change {fmt(moved)}); "
                      "a skipped step must leave them as they were")
         elif run.stepped[i] != 1:
@@ -217,16 +231,15 @@ def clean_step_update(ctx):
     plain, plain_grads = plain_sgd_run(ctx, None, n, 1.0, 1)
     what = f"{n} clean steps of SGD (lr {LR}, momentum 0.9) with {cfg_text((init_scale, interval, 2.0, 0.5))}"
     for (name, a), b, s in zip(mine.named_parameters(), plain.parameters(), start.parameters()):
-        diff = (a - b).abs().max().item()
-        size = b.abs().max().item() or 1.0
-        if not diff <= RTOL * size:
+        problem = mismatch(a, b, PARAM_TOL, against="the unscaled run")
+        if problem:
             moved_mine = (a - s).abs().max().item()
             moved_plain = (b - s).abs().max().item() or 1e-30
-            fail(f"{what}: parameter {name} differs from an unscaled run by up to {fmt(diff)} (its size {fmt(size)}); "
-                 f"your run moved it by {fmt(moved_mine)}, the unscaled run by {fmt(moved_plain)} "
-                 f"(ratio {fmt(moved_mine / moved_plain)}). The optimizer must see gradients divided by the scale")
+            fail(f"{what}: parameter {name} should equal an unscaled run's: {problem}; your run moved it by "
+                 f"{fmt(moved_mine)}, the unscaled run by {fmt(moved_plain)} (ratio {fmt(moved_mine / moved_plain)}). "
+                 "The optimizer must see gradients divided by the scale")
     for (name, _), a, b in zip(mine.named_parameters(), mine_grads, plain_grads):
-        if not (a - b).abs().max().item() <= RTOL * (b.abs().max().item() or 1.0):
+        if not is_close(a, b, PARAM_TOL):
             ratio = (a.abs().max() / b.abs().max().clamp_min(1e-30)).item()
             fail(f"{what}: after step(), {name}.grad is {fmt(ratio)} times the true gradient; step() must unscale "
                  "the gradients in place (p.grad divided by the scale)")

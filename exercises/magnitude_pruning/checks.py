@@ -10,13 +10,16 @@ import math
 import torch
 from torch import nn
 
-from quizapp.grading.harness import (
+from quizapp.checking.harness import (
     Checks,
     Required,
+    Tol,
     cause_if,
     consequence,
     fail,
+    is_close,
     listed,
+    mismatch,
     nothing_to_check,
     sibling_module,
 )
@@ -32,7 +35,8 @@ COUNT_AMOUNTS = (0.3, 0.5, 0.7, 0.0, 1.0)  # 0.5 * 1881 = 940.5 and 0.7 * 1881 =
 # the layer's largest weight leaves room for other reduction orders on CUDA, while one missed or
 # extra update moves a weight by about lr = 1e-2 of it.
 RTOL = 1e-5
-SPARSITY_TOL = 1e-6
+TOL = Tol(rtol=RTOL, of_largest=True)  # of the tensor's largest entry: a layer's weights, a model's outputs
+SPARSITY_TOL = Tol(atol=1e-6)  # a share of a few thousand weights: exact but for float rounding
 
 T_COUNT = "prune_global zeroes round(amount * total) of all Linear and Conv2d weights"
 T_RANKING = "One ranking across all layers: the zeroed weights are the smallest |w| of the whole model"
@@ -262,9 +266,9 @@ def returns_sparsity(ctx):
             value, want = got[name], nets.sparsity([used])[0]
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 fail(f"{label}: the value for {name!r} is a {type(value).__name__}; return a Python float (.item())")
-            if abs(value - want) > SPARSITY_TOL:
-                note = ("; that is the fraction kept, not the fraction zero" if abs(1 - value - want) <= SPARSITY_TOL
-                        else "; a fraction, not a percentage" if abs(value - 100 * want) <= 1e-4 else "")
+            if not is_close(value, want, SPARSITY_TOL):
+                note = ("; that is the fraction kept, not the fraction zero" if is_close(1 - value, want, SPARSITY_TOL)
+                        else "; a fraction, not a percentage" if is_close(value, 100 * want, Tol(atol=1e-4)) else "")
                 fail(f"{label}: for {name} you returned {value:.6g}, but {int((used == 0).sum())} of its "
                      f"{used.numel()} weights are zero: sparsity {want:.6g}{note}")
 
@@ -311,8 +315,9 @@ def survivors_train(ctx):
         for i in range(1, findings.survivor_steps(run)):
             for name, keep, mine, truth, mine0, truth0 in zip(run.names, alive, run.seen[i].used, run.truth[i].used,
                                                               run.seen[0].used, run.truth[0].used):
-                diff = (mine[keep] - truth[keep]).abs().max().item() / (truth[keep].abs().max().item() or 1.0)
-                if diff <= RTOL:
+                problem = mismatch(mine[keep], truth[keep], TOL, what="surviving weights",
+                                   against="torch.nn.utils.prune's")
+                if not problem:
                     continue
                 where = (f"prune_global(model, {AMOUNT}), then {nets.OPT_TEXT[opt_name]} made {runs.WHEN[when]}: "
                          f"{steps_text(i)}")
@@ -329,9 +334,8 @@ def survivors_train(ctx):
                 upstream = runs.prune_run(ctx, AMOUNT, small_others=True)
                 cause = T_BIASES if runs.lost(upstream, True) else T_ONLY if runs.lost(upstream, False) else None
                 with cause_if(cause is not None, consequence(cause or "")):
-                    fail(f"{where}, the surviving weights of {name} differ from those of the same mask trained "
-                         f"with torch.nn.utils.prune by {diff:.3g} (relative to its largest weight, tolerance "
-                         f"{RTOL:.0e})")
+                    fail(f"{where}, the surviving weights of {name} should equal those of the same mask trained "
+                         f"with torch.nn.utils.prune: {problem}")
     pruned(ctx, "global")
 
 
@@ -497,11 +501,11 @@ def permanent_same(ctx):
                     fail(f"{where}: {int(back.sum())} of the {int((want == 0).sum())} pruned weights of {name} are "
                          f"non-zero afterwards (largest |w| {mine[back].abs().max().item():.3g}): bake "
                          "weight_orig * mask into the Parameter, not weight_orig alone")
-            diff = (run.final.output - twin.final.output).abs().max().item()
-            scale = twin.final.output.abs().max().item()
-            if diff > RTOL * scale:
+            problem = mismatch(run.final.output, twin.final.output, TOL, what="outputs",
+                               against="the pruned model's")
+            if problem:
                 stale = all(torch.equal(m, t) for m, t in zip(run.final.used, twin.trained[-1].used))
-                fail(f"{where}: the model's outputs changed by up to {diff:.3g} (largest output {scale:.3g})"
+                fail(f"{where}: the model's outputs should stay the pruned model's: {problem}"
                      + ("; its weights are those of the last forward pass, before the last optimizer step: "
                         "module.weight was computed by that forward and is stale, so compute weight_orig * mask "
                         "afresh" if stale else ""))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from quizapp.grading.harness import listed, sibling_module
+from quizapp.checking.harness import listed, sibling_module
 
 nets = sibling_module(__file__, "nets")
 runs = sibling_module(__file__, "runs")

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from quizapp.grading.harness import sibling_module
+from quizapp.checking.harness import sibling_module
 
 nets = sibling_module(__file__, "nets")
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
-from quizapp.grading.harness import fmt, sibling_module
+from quizapp.checking.harness import fmt, is_close, sibling_module
 
 mx = sibling_module(__file__, "mixing")
 
@@ -109,11 +109,11 @@ def extent(region) -> str:
 
 def box_problem(run, i, box, height, width) -> str:
     """Why row i's pixels are not the contract's box, in words, with a picture of small images."""
-    perm, scale = run.perm.cpu().tolist(), mx.scale_of(run.x)
+    perm, tol = run.perm.cpu().tolist(), mx.pixel_tol(run.x)
     want = mask_of(box, height, width)
     got_row, x = run.mixed[i].cpu(), run.x.cpu()
-    kept = mx.same_pixels(got_row, x[i], scale)
-    partner = mx.same_pixels(got_row, x[perm[i]], scale) & ~kept
+    kept = mx.same_pixels(got_row, x[i], tol)
+    partner = mx.same_pixels(got_row, x[perm[i]], tol) & ~kept
     unknown = ~kept & ~partner
     sources = [mx.box_source(run, r) for r in range(run.n)]
     why = ""
@@ -164,7 +164,7 @@ def weight_hint(failures) -> str:
     """The mistake every failing row's weight matches, when there is one."""
     first = failures[0]
     for k, (_, _, why) in enumerate(weight_candidates(*first[1])):
-        if all(abs(own - weight_candidates(*args)[k][0]) <= mx.WEIGHT_ATOL for _, args, own in failures):
+        if all(is_close(own, weight_candidates(*args)[k][0], mx.WEIGHT_TOL) for _, args, own in failures):
             return f" That is {why}."
     return ""
 

@@ -9,15 +9,19 @@ import math
 
 import torch
 
-from quizapp.grading.harness import (
+from quizapp.checking.harness import (
     CheckFailed,
     Checks,
     CheckSkipped,
     ForeignSkip,
     Required,
+    Tol,
+    close_elements,
     consequence,
     fail,
     fmt,
+    is_close,
+    mismatch,
     nothing_to_check,
     sibling_module,
 )
@@ -97,9 +101,9 @@ def mixes(ctx) -> None:
         nothing_to_check("mixup and cutmix (lam 0.5) both returned x's own pixels: nothing was mixed")
 
 
-def first_bad(diff, tol):
-    """(count, index of the first entry above tol) of a difference tensor."""
-    bad = diff > tol
+def first_bad(got, want, tol: Tol):
+    """(count, index of the first entry) of got not close to want within tol."""
+    bad = ~close_elements(got, want, tol)
     if not bad.any():
         return 0, ()
     return int(bad.sum()), tuple(int(v) for v in bad.nonzero()[0])
@@ -109,10 +113,10 @@ def first_bad(diff, tol):
 
 def mixup_hint(ctx, run, got) -> str:
     x, lam, perm = run.x.double().cpu(), run.lam, run.perm.cpu()
-    tol = mx.PIXEL_RTOL * mx.scale_of(run.x)
+    tol = mx.pixel_tol(run.x)
     swapped = (1 - lam) * x + lam * x[perm]
-    if (got - swapped).abs().max() <= tol and mx.folded_lam(ctx, run, lambda other: (
-            other.mixed.double().cpu() - swapped).abs().max() <= tol):
+    if is_close(got, swapped, tol) and mx.folded_lam(ctx, run, lambda other: is_close(
+            other.mixed.double().cpu(), swapped, tol)):
         return f" {mx.fold_text(lam)}."
     variants = {
         "lam weighs x[perm] and 1 - lam weighs x; lam is the weight of the sample itself": swapped,
@@ -121,7 +125,7 @@ def mixup_hint(ctx, run, got) -> str:
         "(x.mul_(lam)) before x[perm] was read from it": lam * x + (1 - lam) * lam * x[perm],
     }
     for why, v in variants.items():
-        if (got - v).abs().max() <= tol:
+        if is_close(got, v, tol):
             return f" Your mixed_x matches one where {why}."
     found = [mx.blend_source(run, i) for i in range(run.n)]
     wrong = [i for i, f in enumerate(found) if f is not None and f != int(perm[i])]
@@ -138,7 +142,7 @@ def mixup_pixels(ctx):
         run = mix(ctx, "mixup", n, channels, height, width, lam, perm, seed=seed)
         x, p = run.x.double().cpu(), run.perm.cpu()
         want, got = lam * x + (1 - lam) * x[p], run.mixed.double().cpu()
-        count, at = first_bad((got - want).abs(), mx.PIXEL_RTOL * mx.scale_of(run.x))
+        count, at = first_bad(got, want, mx.pixel_tol(run.x))
         if count:
             i = at[0]
             fail(f"{run.where}: mixed_x differs from lam * x + (1 - lam) * x[perm] at {count} of {got.numel()} values; "
@@ -151,8 +155,8 @@ def targets_hint(ctx, run, t, classes) -> str:
     sums = t.sum(dim=1)
     same = [i for i in range(run.n) if classes[i] == int(y[i])]
     swapped = mx.mixed_rows(y, classes, 1 - lam, k)
-    if (t - swapped).abs().max() <= mx.WEIGHT_ATOL and mx.folded_lam(ctx, run, lambda other: (
-            mx.weights(other) - swapped).abs().max() <= mx.WEIGHT_ATOL):
+    if is_close(t, swapped, mx.WEIGHT_TOL) and mx.folded_lam(ctx, run, lambda other: is_close(
+            mx.weights(other), swapped, mx.WEIGHT_TOL)):
         return f" {mx.fold_text(lam)}."
     variants = {
         "the weights are swapped: 1 - lam on the sample's own label and lam on its partner's": swapped,
@@ -167,9 +171,9 @@ def targets_hint(ctx, run, t, classes) -> str:
                  "assignment (t[i, y[perm[i]]] = 1 - lam) overwrote the first; add the two one-hot rows "
                  "(or scatter_add_), so that such a row gets lam + (1 - lam) = 1"] = assigned
     for why, v in variants.items():
-        if (t - v).abs().max() <= mx.WEIGHT_ATOL:
+        if is_close(t, v, mx.WEIGHT_TOL):
             return f" Your targets match ones where {why}."
-    if (sums - 1).abs().max() > mx.WEIGHT_ATOL:
+    if not is_close(sums, torch.ones_like(sums), mx.WEIGHT_TOL):
         i = int((sums - 1).abs().argmax())
         return f" Row {i} sums to {fmt(float(sums[i]))}: each row must be a probability distribution (sum 1)."
     return ""
@@ -178,7 +182,7 @@ def targets_hint(ctx, run, t, classes) -> str:
 def smoothing_hint(ctx, run, t, classes, want, floor) -> str:
     """Why smoothed targets fail: the smoothing, and whatever else is wrong once it is taken out."""
     plain = mx.unsmooth(t, floor)
-    if (plain - want).abs().max() <= mx.WEIGHT_ATOL:
+    if is_close(plain, want, mx.WEIGHT_TOL):
         return (f" That is because every class other than a row's labels holds {fmt(floor)}: the targets carry "
                 f"{mx.smoothing_name(floor, run.num_classes)}; without it your targets are right. {mx.NO_SMOOTHING}.")
     text = mx.smoothing_text(floor, run.num_classes)
@@ -198,7 +202,7 @@ def mixup_targets(ctx):
         # The partner's label as the solution chose it (see labels-follow-pixels), read above any smoothing.
         classes = mx.partner_classes(run, t if floor is None else mx.unsmooth(t, floor))
         want = mx.mixed_rows(run.y, classes, lam, k)
-        count, at = first_bad((t - want).abs(), mx.WEIGHT_ATOL)
+        count, at = first_bad(t, want, mx.WEIGHT_TOL)
         if count:
             i, own = at[0], int(run.y[at[0]])
             what = (f"1.0 on class {own} (lam on its own label plus 1 - lam on its partner's, the same class)"
@@ -246,9 +250,9 @@ def cutmix_box(ctx):
         inside = bx.mask_of(box, height, width).to(run.x.device)
         x = run.x
         want = torch.where(inside, x[run.perm], x)
-        count, _ = first_bad((run.mixed.double() - want.double()).abs(), mx.PIXEL_RTOL * mx.scale_of(x))
-        if count:
-            bad_rows = ((run.mixed.double() - want.double()).abs() > mx.PIXEL_RTOL * mx.scale_of(x)).flatten(1).any(1)
+        bad = ~close_elements(run.mixed, want, mx.pixel_tol(x))
+        if bad.any():
+            bad_rows = bad.flatten(1).any(1)
             fail(bx.box_problem(run, int(bad_rows.nonzero()[0]), box, height, width))
 
 
@@ -308,8 +312,8 @@ def cutmix_label_weight(ctx):
             if mx.box_source(run, i) is not None or not region.any():
                 # A box of its own (the cutmix-box check's finding): the weight must fit the pixels it pasted.
                 allowed.append(1 - int(region.sum()) / (height * width))
-            if any((t[i] - mx.mixed_rows(run.y[i:i + 1], classes[i:i + 1], w, run.num_classes)[0]).abs().max()
-                   <= mx.WEIGHT_ATOL for w in allowed):
+            if any(is_close(t[i], mx.mixed_rows(run.y[i:i + 1], classes[i:i + 1], w, run.num_classes)[0],
+                            mx.WEIGHT_TOL) for w in allowed):
                 continue
             own, label = float(t[i, int(run.y[i])]), int(run.y[i])
             mine = ""
@@ -381,19 +385,20 @@ def targets_shape_dtype(ctx):
             # The values: only where the float32 run of the same inputs is right (the other checks grade those).
             wide = mx.call(ctx, fn, run.x.float(), run.y, run.lam, run.perm, NUM_CLASSES, center)
             right = reference_pair(ctx, wide)
-            if not (close(wide.mixed, right[0], 1e-5 * mx.scale_of(run.x)) and close(wide.targets, right[1], 1e-6)):
+            if not (is_close(wide.mixed, right[0], mx.pixel_tol(run.x)) and is_close(wide.targets, right[1],
+                                                                                      mx.WEIGHT_TOL)):
                 continue
             exact = reference_pair(ctx, run)
-            for name, got, want, tol in (("targets", run.targets, exact[1], target_tol),
-                                         ("mixed_x", run.mixed, exact[0], pixel_tol * mx.scale_of(run.x))):
-                diff = float((got.double() - want.double()).abs().max())
-                if diff > tol:
+            for name, got, want, tol in (("targets", run.targets, exact[1], Tol(atol=target_tol)),
+                                         ("mixed_x", run.mixed, exact[0], Tol(atol=pixel_tol * mx.scale_of(run.x)))):
+                problem = mismatch(got, want, tol, against="the formula")
+                if problem:
+                    diff = float((got.double() - want.double()).abs().max())  # NaN: no rounding to name
                     why = (" That is the size of float32 rounding: lam (or a weight) went through float32, e.g. "
                            "torch.tensor(lam) without dtype= (float32); keep lam a Python float, or make tensors "
                            "with dtype=x.dtype" if dtype == torch.float64 and diff < 1e-5 else "")
-                    fail(f"{run.where}: {name} {'differ' if name == 'targets' else 'differs'} from the formula "
-                         f"computed in {mx.dtype_name(dtype)} by up to "
-                         f"{diff:.3g} (tolerance {tol:.2g}), though your float32 result is right.{why}")
+                    fail(f"{run.where}: {name} should equal the formula computed in {mx.dtype_name(dtype)}: "
+                         f"{problem}, though your float32 result is right.{why}")
     mixes(ctx)
 
 
@@ -403,10 +408,6 @@ def reference_pair(ctx, run):
         kwargs["center"] = run.center
     fn = ctx.reference.cutmix if run.center is not None else ctx.reference.mixup
     return fn(run.x.clone(), run.y, **kwargs)
-
-
-def close(a, b, tol) -> bool:
-    return a.shape == b.shape and float((a.double() - b.double()).abs().max()) <= tol
 
 
 @CHECKS.add("x-y-unchanged", "Neither function writes into x or y (timm's Mixup pastes into x in place)")

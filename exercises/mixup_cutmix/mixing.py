@@ -7,10 +7,17 @@ from dataclasses import dataclass
 
 import torch
 
-from quizapp.grading.harness import CheckSkipped, ForeignSkip, fail, fmt
+from quizapp.checking.harness import CheckSkipped, ForeignSkip, Tol, close_elements, fail, fmt, is_close, scale_of
 
 PIXEL_RTOL = 1e-5  # of the largest |x|: another op order (lerp, float64 and back) moves values by ~1e-7
 WEIGHT_ATOL = 1e-6  # a target weight of a float32 run: lam itself is exact to 6e-8 in float32
+WEIGHT_TOL = Tol(atol=WEIGHT_ATOL)
+
+
+def pixel_tol(x) -> Tol:
+    """PIXEL_RTOL of x's largest |value| (harness.scale_of), for every pixel alike: each pixel of a
+    right answer is a blend of x's own, so x's scale is the one its rounding follows."""
+    return Tol(atol=PIXEL_RTOL * scale_of(x))
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -115,18 +122,14 @@ def mixed_rows(y, partner_classes, own_weight, num_classes) -> torch.Tensor:
 
 # -- reading the solution's answer ------------------------------------------------------------
 
-def scale_of(x) -> float:
-    return max(float(x.detach().abs().max()), 1e-30)
-
-
-def same_pixels(a, b, scale) -> torch.Tensor:
-    """(H, W): where every channel of a equals b's (up to rounding)."""
-    return ((a.double() - b.double()).abs() <= PIXEL_RTOL * scale).all(dim=0)
+def same_pixels(a, b, tol: Tol) -> torch.Tensor:
+    """(H, W): where every channel of a equals b's, within tol (see pixel_tol)."""
+    return close_elements(a, b, tol).all(dim=0)
 
 
 def pasted(run: Mixed, i: int) -> torch.Tensor:
     """(H, W): the pixels of row i that are not x[i]'s."""
-    return ~same_pixels(run.mixed[i].cpu(), run.x[i].cpu(), scale_of(run.x))
+    return ~same_pixels(run.mixed[i].cpu(), run.x[i].cpu(), pixel_tol(run.x))
 
 
 def box_source(run: Mixed, i: int) -> int | None:
@@ -134,9 +137,9 @@ def box_source(run: Mixed, i: int) -> int | None:
     region = pasted(run, i)
     if not region.any():
         return None
-    scale, got = scale_of(run.x), run.mixed[i].cpu()
+    tol, got = pixel_tol(run.x), run.mixed[i].cpu()
     for k in range(run.n):
-        if k != i and same_pixels(got, run.x[k].cpu(), scale)[region].all():
+        if k != i and same_pixels(got, run.x[k].cpu(), tol)[region].all():
             return k
     return None
 
@@ -145,10 +148,10 @@ def blend_source(run: Mixed, i: int) -> int | None:
     """The sample k with mixed[i] = lam * x[i] + (1 - lam) * x[k], or None."""
     if run.lam == 1.0:
         return None
-    x, scale = run.x.double().cpu(), scale_of(run.x)
+    x, tol = run.x.double().cpu(), pixel_tol(run.x)
     rest = run.mixed[i].double().cpu() - run.lam * x[i]
     for k in range(run.n):
-        if k != i and ((rest - (1 - run.lam) * x[k]).abs() <= PIXEL_RTOL * scale).all():
+        if k != i and is_close(rest, (1 - run.lam) * x[k], tol):
             return k
     return None
 
@@ -189,7 +192,7 @@ NO_SMOOTHING = ("The contract's targets carry no smoothing: lam * onehot(y) + (1
 
 def smoothing_name(floor: float, k: int) -> str:
     s = floor * k
-    timm = ", as timm's Mixup makes them with its default label_smoothing=0.1" if abs(s - 0.1) <= 1e-6 else ""
+    timm = ", as timm's Mixup makes them with its default label_smoothing=0.1" if is_close(s, 0.1, WEIGHT_TOL) else ""
     return f"label smoothing of {fmt(s)}, smoothing / num_classes = {fmt(s)} / {k} = {fmt(floor)} on every class{timm}"
 
 
@@ -202,7 +205,7 @@ def row_text(row: torch.Tensor, floor: float | None) -> str:
     """A target row's weights; with a smoothing floor, the weights above it and the floor once."""
     if floor is None:
         return nonzero_entries(row)
-    return f"{nonzero_entries(torch.where((row - floor).abs() <= WEIGHT_ATOL, 0.0, row))} and {fmt(floor)} on each other class"
+    return f"{nonzero_entries(torch.where(close_elements(row, floor, WEIGHT_TOL), 0.0, row))} and {fmt(floor)} on each other class"
 
 
 def folded_lam(ctx, run: Mixed, right) -> bool:

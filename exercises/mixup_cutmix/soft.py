@@ -4,13 +4,12 @@ the usual mistake a wrong answer matches."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
-from quizapp.grading.harness import CheckFailed, as_scalar, fail, fmt, rel_diff
+from quizapp.checking.harness import FLOAT32, CheckFailed, Tol, as_scalar, fail, fmt, is_close, mismatch, rel_diff
 
 # (rows, classes, kind of targets): mixup and CutMix rows (two classes, zeros elsewhere), one-hot, mixup
 # with label smoothing folded in (as timm and DeiT do), arbitrary distributions, a single row.
@@ -18,8 +17,8 @@ GRID = [(8, 10, "mixup"), (8, 10, "cutmix"), (6, 5, "one-hot"), (4, 7, "smoothed
         (1, 3, "mixup")]
 BIG = 1e4
 BIG_GRID = [(6, 5, "mixup"), (4, 50, "one-hot"), (3, 4, "smoothed mixup")]
-VALUE_RTOL, VALUE_ATOL = 1e-5, 1e-6  # another op order moves the value by ~1e-7
-GRAD_RTOL = 1e-4  # of the largest gradient entry
+VALUE_TOL = FLOAT32  # another op order moves the value by ~1e-7
+GRAD_TOL = Tol(rtol=1e-4, of_largest=True)  # of the largest gradient entry
 
 
 def targets_of(kind, rows, classes, g) -> torch.Tensor:
@@ -107,7 +106,7 @@ def variants(logits, targets) -> dict:
 
 def diagnose(logits, targets, seen) -> str:
     for why, v in variants(logits.double(), targets.double()).items():
-        if abs(v.item() - seen) <= VALUE_RTOL * abs(v.item()) + VALUE_ATOL:
+        if is_close(seen, v.item(), VALUE_TOL):
             return f" Your value matches a loss where {why}."
     return ""
 
@@ -116,17 +115,16 @@ def compare(ctx, where, logits, targets, mine: Run | None = None) -> None:
     mine = mine or call(ctx, where, logits, targets)
     expected = torch_run(logits, targets)
     seen, want = value_of(mine, where), expected.value
-    if not (math.isfinite(seen) and abs(seen - want) <= VALUE_RTOL * abs(want) + VALUE_ATOL):
+    if not is_close(seen, want, VALUE_TOL):
         fail(f"{where}: expected loss {fmt(want)} (F.cross_entropy(logits, targets) with probability targets), got "
-             f"{fmt(seen)} (relative difference {rel_diff(seen, want):.2e}, tolerance {VALUE_RTOL:.0e})."
+             f"{fmt(seen)} (relative difference {rel_diff(seen, want):.2e}, tolerance {VALUE_TOL.rtol:.0e})."
              f"{diagnose(logits, targets, seen)}")
     if mine.grad is None:
         fail(f"{where}: no gradient reached the logits; build the loss from them with torch ops (no .item(), "
              ".detach() or numpy) and return it as a tensor")
-    size = expected.grad.abs().max().item()
-    diff = (mine.grad.double() - expected.grad.double()).abs().max().item()
-    if not diff <= GRAD_RTOL * size:
+    problem = mismatch(mine.grad, expected.grad, GRAD_TOL, what="gradient entries", against="torch's")
+    if problem:
         row = int((mine.grad.double() - expected.grad.double()).abs().amax(-1).argmax())
-        fail(f"{where}: the gradient w.r.t. the logits differs from torch's by up to {diff:.3g} (largest entry "
-             f"{size:.3g}); row {row}: expected {fmt(expected.grad[row, :6].tolist())}, got "
-             f"{fmt(mine.grad[row, :6].tolist())}: it should be (softmax(logits) - targets) / N")
+        fail(f"{where}: the gradient w.r.t. the logits should equal torch's: {problem}; row {row}: expected "
+             f"{fmt(expected.grad[row, :6].tolist())}, got {fmt(mine.grad[row, :6].tolist())}: it should be "
+             "(softmax(logits) - targets) / N")

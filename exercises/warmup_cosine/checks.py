@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from quizapp.grading.harness import Checks, Required, close, fail, fmt, nothing_to_check
+from quizapp.checking.harness import Checks, Required, close, fail, fmt, nothing_to_check
 
 # The multiplier is a few float operations; two correct ways of writing it agree to ~1e-16, while
 # the smallest real bug (an off-by-one step) moves it by 1/total_steps, far more than 1e-9.

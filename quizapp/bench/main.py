@@ -199,7 +199,7 @@ class Bench:
         grader's sandbox (writes only in a folder of its own and where --json goes)."""
         if self.args.no_sandbox:
             return "off (--no-sandbox)"
-        from quizapp.grading import sandbox
+        from quizapp.checking import sandbox
 
         # The caller (quizapp.commands.bench) makes and removes it: the sandbox could not remove it.
         work = Path(self.args.work_dir) if self.args.work_dir else Path(tempfile.mkdtemp(prefix="quizapp-bench-"))
@@ -217,7 +217,7 @@ class Bench:
         return protection.describe()
 
     def load_solution(self):
-        from quizapp.grading.child import describe_load_error, load_module
+        from quizapp.checking.loading import describe_load_error, load_module
 
         try:
             with contextlib.redirect_stdout(sys.stderr):
@@ -259,7 +259,7 @@ class Bench:
         try:
             self._measure(config, row, extra)
         except Exception as exc:  # noqa: BLE001 - a failing loop is reported in its row, the others go on
-            from quizapp.grading.child import describe_exception
+            from quizapp.checking.loading import describe_exception
 
             row.error = describe_exception(exc, str(self.path)) if config.learner else f"{type(exc).__name__}: {exc}"
             say(f"{config.label}: failed: {row.error}")

@@ -20,6 +20,8 @@ class Peaks:
     source: str
 
 
+# The H100 datasheet rounds the SXM rates (67 fp32; 989 TF32 and 1,979 bf16 with sparsity, so 495 and 989
+# dense); the decimals kept here are the same rates as NVIDIA's H100 architecture whitepaper gives them.
 _HOPPER_SXM = {"fp32": 66.9, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4}
 _HOPPER_NVL = {"fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5}
 _SPARSE_HALVED = "dense figures: the datasheet's 'with sparsity' tensor-core rates halved"

@@ -27,12 +27,31 @@ from typing import Callable, Iterator, Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from quizapp.grading import instrument
-from quizapp.grading.harness import Checks, Context, cause_if, consequence, fail, fmt, listed, nothing_to_check, plain
-from quizapp.grading.instrument import LOG, Event
+from quizapp.checking import instrument
+from quizapp.checking.harness import (
+    EXACT,
+    Checks,
+    Context,
+    Tol,
+    cause_if,
+    close_elements,
+    consequence,
+    fail,
+    fmt,
+    is_close,
+    listed,
+    mismatch,
+    nothing_to_check,
+    plain,
+    scale_of,
+)
+from quizapp.checking.instrument import LOG, Event
 from quizapp.words import plural
 
 HONEST_TITLE = "The fix removes the cause, not the symptom (same steps, learning rate, data and set-up)"
+# An optimizer setting read back from a run (a learning rate, Adam's eps, a clipping norm): the same
+# Python float, but for the last bits that a scheduler's arithmetic may leave in it.
+SETTING = Tol(rtol=1e-9, atol=1e-15)
 
 
 @dataclass
@@ -368,7 +387,7 @@ def lr_problem(yours: Trace, fixed: Trace, *, only_zero: bool = False) -> str | 
     if only_zero:
         return None
     for i, (a, b) in enumerate(zip(yours.lrs, fixed.lrs)):
-        if len(a) != len(b) or any(not math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-15) for x, y in zip(a, b)):
+        if len(a) != len(b) or any(not is_close(x, y, SETTING) for x, y in zip(a, b)):
             return (f"the learning rate at step {i} was {fmt(a[0] if len(a) == 1 else a)} where the fixed script uses "
                     f"{fmt(b[0] if len(b) == 1 else b)}: changing the learning rate moves the symptom, it does not "
                     "remove its cause")
@@ -432,7 +451,7 @@ def keeps_clipping(max_norm: float) -> Keep:
     """clip_grad_norm_ runs with `max_norm` before every step, as in the fixed script."""
 
     def problem(yours: Trace, fixed: Trace) -> str | None:
-        clips = [e for e in yours.of("clip") if math.isclose(e.info["max_norm"], max_norm, rel_tol=1e-9)]
+        clips = [e for e in yours.of("clip") if is_close(e.info["max_norm"], max_norm, SETTING)]
         wanted = len(fixed.of("clip"))
         if len(clips) < wanted:
             return (f"clip_grad_norm_(..., {fmt(max_norm)}) ran {plural(len(clips), 'time')} where the fixed script clips "
@@ -454,6 +473,16 @@ class Tolerance:
 
     def describe(self) -> str:
         return f"losses within {self.loss_rtol:.0e} and weights within {self.param_rtol:.0e}, relative"
+
+    @property
+    def loss_tol(self) -> Tol:
+        """The loss curve's bound: of the fixed run's largest loss, for every step alike."""
+        return Tol(rtol=self.loss_rtol, of_largest=True)
+
+    @property
+    def param_tol(self) -> Tol:
+        """Each weight or buffer tensor's bound: of that tensor's largest entry in the fixed run."""
+        return Tol(rtol=self.param_rtol, of_largest=True)
 
 
 def register(checks: Checks, *, runs: Callable[[Context], tuple[Trace, Trace]], symptom_id: str, symptom_title: str,
@@ -514,11 +543,13 @@ def same_training(yours: Trace, fixed: Trace, tol: Tolerance, unit: str = "step"
     if len(yours.losses) != len(fixed.losses):
         fail(f"the run returned {len(yours.losses)} losses where the fixed script returns {len(fixed.losses)} "
              f"(one per {unit})")
-    scale = max((abs(v) for v in fixed.losses if math.isfinite(v)), default=1.0) or 1.0
+    # The first step that differs, not the worst: a curve is read from where it leaves the fixed one.
+    curve = torch.tensor(fixed.losses, dtype=torch.float64)
+    agree = close_elements(torch.tensor(yours.losses, dtype=torch.float64), curve, tol.loss_tol)
     for i, (a, b) in enumerate(zip(yours.losses, fixed.losses)):
-        if not math.isfinite(a) or abs(a - b) > tol.loss_rtol * scale:
-            off = f" (difference {abs(a - b) / scale:.2e} of the largest loss, tolerance {tol.loss_rtol:.0e})" \
-                if math.isfinite(a) else ""
+        if not agree[i]:
+            off = f" (difference {abs(a - b) / scale_of(curve):.2e} of the largest loss, tolerance " \
+                  f"{tol.loss_rtol:.0e})" if math.isfinite(a) and math.isfinite(b) else ""
             fail(f"the loss at {unit} {i} is {fmt(a)} where the fixed script's is {fmt(b)}{off}; yours: "
                  f"{loss_log(yours.losses, i, unit=unit)}; fixed: {loss_log(fixed.losses, i, unit=unit)}")
     if len(yours.params) != len(fixed.params):
@@ -529,22 +560,19 @@ def same_training(yours: Trace, fixed: Trace, tol: Tolerance, unit: str = "step"
         if a.dtype != b.dtype:
             fail(f"after training, {name} is {str(a.dtype).replace('torch.', '')} where the fixed script's is "
                  f"{str(b.dtype).replace('torch.', '')}: the weights are kept in another precision")
-        denom = b.detach().double().abs().max().item() or 1.0
-        diff = (a.detach().double() - b.detach().double()).abs().max().item() / denom
-        if not math.isfinite(diff) or diff > tol.param_rtol:
-            fail(f"after training, {name} differs from the fixed script's by {diff:.2e} of its largest entry "
-                 f"(tolerance {tol.param_rtol:.0e}): the run trains a different model")
+        problem = mismatch(a, b, tol.param_tol, against="the fixed script's")
+        if problem:
+            fail(f"after training, {name} should equal the fixed script's: {problem}: the run trains a different model")
     for name, b in fixed.buffers.items():
         a = yours.buffers.get(name)
         if a is None or a.shape != b.shape:
             continue  # a buffer the learner's model lacks is its parameters' business, named above
         if not b.is_floating_point():
-            if not torch.equal(a.cpu(), b.cpu()):
+            if not is_close(a, b, EXACT):
                 fail(f"after training, the buffer {name} is {a.flatten()[:4].tolist()} where the fixed script's is "
                      f"{b.flatten()[:4].tolist()}: the model ran a different number of training forward passes")
             continue
-        denom = b.double().abs().max().item() or 1.0
-        diff = (a.double() - b.double()).abs().max().item() / denom
-        if not math.isfinite(diff) or diff > tol.param_rtol:
-            fail(f"after training, the buffer {name} differs from the fixed script's by {diff:.2e} of its largest "
-                 f"entry (tolerance {tol.param_rtol:.0e}): running statistics that other data or another mode moved")
+        problem = mismatch(a, b, tol.param_tol, against="the fixed script's")
+        if problem:
+            fail(f"after training, the buffer {name} should equal the fixed script's: {problem}: running "
+                 "statistics that other data or another mode moved")

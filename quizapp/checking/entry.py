@@ -1,4 +1,4 @@
-"""Child side entry point: `python -m quizapp.grading.child`. Runs in the solution's own process.
+"""Child side entry point: `python -m quizapp.checking.entry`. Runs in the solution's own process.
 
 Results go back over a channel of their own (never stdout) that the solution's code can neither
 find in any ordinary way nor forge. The parent gives the child one end of a socket as its stdin,
@@ -15,44 +15,31 @@ from __future__ import annotations
 
 import argparse
 import hmac
-import importlib.util
 import itertools
 import json
 import os
 import secrets
 import select
 import sys
-import traceback
 import warnings
 from pathlib import Path
 from typing import Callable
 
-from quizapp.grading.channel import HELLO as CHANNEL_HELLO
-from quizapp.grading.channel import KEY_BYTES
-from quizapp.grading.processes import extra_writable
-from quizapp.grading.result import MESSAGE_CAP, capped
+from quizapp.checking.loading import (
+    checks_module,
+    describe_exception,
+    describe_load_error,
+    frames_below,
+    load_module,
+    safe_str,
+)
+from quizapp.checking.protocol import HELLO as CHANNEL_HELLO
+from quizapp.checking.protocol import KEY_BYTES, capped, extra_writable
 
-CHECKS_MODULE = "quizapp_exercise_checks"
-# Checks modules the warm grader imported before forking this process, by exercise folder.
-PRELOADED: dict[str, object] = {}
 HELLO_TIMEOUT_S = 30.0
-LEARNER_FRAMES = 20  # the learner's frames shown under an error, the innermost ones
 TMP_ENV = "TMPDIR"  # the grade's own temp folder, set by the runner: writable inside the sandbox
 
 Emit = Callable[..., None]
-
-
-def checks_key(exercise_dir: Path) -> str:
-    return str(Path(exercise_dir).resolve())
-
-
-def checks_module(exercise_dir: Path):
-    """The exercise's checks module: the warm grader's copy when it has one, else loaded now."""
-    module = PRELOADED.get(checks_key(exercise_dir))
-    if module is None:
-        return load_module(CHECKS_MODULE, exercise_dir / "checks.py")
-    sys.modules[CHECKS_MODULE] = module
-    return module
 
 
 # -- the result channel ----------------------------------------------------------------------
@@ -118,100 +105,13 @@ def _signer(fd: int, key: bytes) -> Emit:
     return emit
 
 
-# -- describing what went wrong ----------------------------------------------------------------
-
-def type_name(obj) -> str:
-    """The name of obj's class, read past any metaclass that would answer otherwise."""
-    try:
-        return str(type.__dict__["__name__"].__get__(type(obj)))
-    except Exception:  # noqa: BLE001 - cannot happen for a real class; never let it raise
-        return "object"
-
-
-def safe_repr(value, limit: int = 200) -> str:
-    """repr(value), cut to `limit`, or a note when the value's __repr__ fails."""
-    try:
-        text = repr(value)
-        if not isinstance(text, str):
-            raise TypeError
-    except BaseException:  # noqa: BLE001 - a learner's __repr__ may raise anything, even SystemExit
-        return f"<a {type_name(value)} that could not be shown: its __repr__ failed>"
-    return capped(text, limit)
-
-
-def learner_frames(exc: BaseException, solution_path: str) -> str:
-    """The traceback lines that are in the learner's file, most recent last (the innermost
-    LEARNER_FRAMES of them: a deep recursion is not a page of the same line)."""
-    mine = Path(solution_path).resolve()
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == mine]
-    shown = [f"  line {f.lineno}, in {f.name}: {capped((f.line or '').strip(), 200)}" for f in frames[-LEARNER_FRAMES:]]
-    if len(frames) > LEARNER_FRAMES:
-        shown.insert(0, f"  ... {len(frames) - LEARNER_FRAMES} earlier frames in your file")
-    return "\n".join(shown)
-
-
-def _frames_below(exc: BaseException, solution_path: str) -> str:
-    """The learner's frames on lines of their own under a message, or nothing."""
-    try:
-        frames = learner_frames(exc, solution_path)
-    except Exception:  # noqa: BLE001 - a traceback we cannot read still leaves the message
-        return ""
-    return f"\n{frames}" if frames else ""
-
-
-def describe_exception(exc: BaseException, solution_path: str) -> str:
-    """What the learner reads about an exception out of their code; never raises, whatever the
-    exception's class, message or exit code does."""
-    try:
-        return capped(_describe(exc, solution_path))
-    except BaseException:  # noqa: BLE001 - e.g. an exit code whose __eq__ exits; say what we can
-        return f"{type_name(exc)} (it could not be described: its attributes failed when read)"
-
-
-def _describe(exc: BaseException, solution_path: str) -> str:
-    if isinstance(exc, SystemExit):
-        return f"the solution called sys.exit({safe_repr(exc.code)}); a solution must return, not exit"
-    if isinstance(exc, KeyboardInterrupt):
-        return "the solution raised KeyboardInterrupt"
-    head = f"{type_name(exc)}: {capped(safe_str(exc), MESSAGE_CAP // 2)}".strip()
-    return head + _frames_below(exc, solution_path)
-
-
-def load_module(name: str, path: Path):
-    """Import the file at `path` as module `name` (a solution, an exercise's checks or its siblings:
-    exercise folders are not packages). Registered before it runs: dataclasses look their module up
-    while a class is made."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def describe_load_error(exc: BaseException, path: str) -> str:
-    try:
-        return capped(_describe_load_error(exc, path))
-    except BaseException:  # noqa: BLE001 - a SyntaxError subclass with strange attributes
-        return f"the solution failed while being imported: {describe_exception(exc, path)}"
-
-
-def _describe_load_error(exc: BaseException, path: str) -> str:
-    if isinstance(exc, SyntaxError):
-        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
-        text = f"\n  {exc.text.rstrip()}" if exc.text else ""
-        return f"the solution has a syntax error at {where}: {exc.msg}{text}"
-    if isinstance(exc, ImportError):
-        return f"the solution could not be imported: {describe_exception(exc, path)}"
-    return f"the solution failed while being imported: {describe_exception(exc, path)}"
-
-
 def main(argv=None) -> int:
-    from quizapp.grading.sandbox import die_with_parent
+    from quizapp.checking.sandbox import die_with_parent
 
     die_with_parent()  # a grader killed or hung up takes its grade with it, time limit and all
     emit = open_channel()  # first: nothing of the solution has run yet
     if emit is None:
-        print("quizapp.grading.child: stdin does not carry a grade's result channel; "
+        print("quizapp.checking.entry: stdin does not carry a grade's result channel; "
               "the grader starts this module itself", file=sys.stderr)
         return 2
     parser = argparse.ArgumentParser()
@@ -245,8 +145,8 @@ def run(args, emit: Emit) -> None:
     except ImportError as exc:
         emit("error", message=f"torch is not installed in this Python ({sys.executable}): {exc}")
         return
-    from quizapp.grading import instrument
-    from quizapp.grading.harness import (
+    from quizapp.checking import instrument
+    from quizapp.checking.harness import (
         FOREIGN_SKIP,
         CheckFailed,
         CheckSkipped,
@@ -311,7 +211,7 @@ def run(args, emit: Emit) -> None:
             if skip_is_the_checks(exc, checks):
                 status, message = "skip", safe_str(exc)
             else:  # the solution raised it, or called the harness's skip()
-                status, message = "error", FOREIGN_SKIP + _frames_below(exc, args.solution)
+                status, message = "error", FOREIGN_SKIP + frames_below(exc, args.solution)
         except BaseException as exc:  # noqa: BLE001 - an error in the solution is a check error
             status, message = "error", error_inputs(exc) + describe_exception(exc, args.solution)
         message = capped(message)
@@ -369,7 +269,7 @@ def enter_sandbox(checks):
     """Restrict this process (and all it starts) before the solution is imported: writes only in the
     grade's folder and its temp folder, no TCP unless the exercise's checks say they need local ports
     (DDP's gloo ranks: NEEDS_LOCAL_TCP), no signals outside the grade. Returns what is in force."""
-    from quizapp.grading import sandbox
+    from quizapp.checking import sandbox
 
     writable = [Path(os.environ[TMP_ENV])] if os.path.isdir(os.environ.get(TMP_ENV, "")) else []
     # Folders the grader's caller lets every grade write (the test suite's temp folder, where its
@@ -377,14 +277,6 @@ def enter_sandbox(checks):
     writable += extra_writable(os.environ)
     tcp = sandbox.ephemeral_tcp_ports() if getattr(checks, "NEEDS_LOCAL_TCP", False) else None
     return sandbox.apply(Path.cwd(), writable=writable, allow_tcp_ports=tcp)
-
-
-def safe_str(exc: BaseException) -> str:
-    """str(exc), even when the solution's exception class cannot format itself."""
-    try:
-        return str(exc)
-    except BaseException:  # noqa: BLE001 - a broken __str__ in the learner's exception
-        return f"{type_name(exc)} (its message could not be shown: its __str__ failed)"
 
 
 def finite_only(value):

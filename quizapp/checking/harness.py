@@ -13,7 +13,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, NoReturn
 
-from quizapp.grading.child import load_module, type_name
+from quizapp.checking.compare import (  # noqa: F401 - re-exported: checks compare through harness's names
+    BFLOAT16,
+    EXACT,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    Tol,
+    close_elements,
+    is_close,
+    largest_error,
+    mismatch,
+    scale_of,
+    tolerance_for,
+)
+from quizapp.checking.loading import load_module, type_name
+from quizapp.words import plural  # noqa: F401 - part of the face checks are written on ("3 steps", "1 step")
 
 
 class CheckFailed(Exception):
@@ -105,13 +120,15 @@ def _code_objects(obj, into: set, seen: set) -> None:
 
 def skip_is_the_checks(exc: BaseException, checks_module) -> bool:
     """Whether every frame a CheckSkipped passed through runs the grader's code: the checks module,
-    the exercise's modules beside it, or the grading package's own modules; the solution's code, or
-    code compiled under one of those files' names, is not."""
+    the exercise's modules beside it, or the checking package's own modules (those loaded: read from
+    sys.modules, so that this module imports none of them); the solution's code, or code compiled
+    under one of those files' names, is not."""
     ours: set = set()
     seen: set = set()
-    from quizapp.grading import child, drill, instrument
-
-    for module in (sys.modules[__name__], child, drill, instrument, checks_module, *_SIBLINGS):
+    # A cold child runs `python -m quizapp.checking.entry`: that module is __main__, known by its spec.
+    package = [m for name, m in list(sys.modules.items()) if m is not None and (name.startswith("quizapp.checking.") or (
+        getattr(getattr(m, "__spec__", None), "name", None) or "").startswith("quizapp.checking."))]
+    for module in (*package, checks_module, *_SIBLINGS):
         _code_objects(module, ours, seen)
     tb = exc.__traceback__
     while tb is not None:
@@ -410,8 +427,10 @@ def rel_diff(a: float, b: float) -> float:
 
 
 def close(a: float, b: float, rtol: float, atol: float = 0.0) -> bool:
+    """Whether two numbers are close by compare.py's rule, |a - b| <= atol + rtol * |b|; for these
+    numbers (learning rates, loss scales, losses) an infinity is never right, even an expected one."""
     a, b = plain(a), plain(b)
-    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= atol + rtol * abs(b)
+    return math.isfinite(a) and math.isfinite(b) and is_close(a, b, Tol(rtol, atol))
 
 
 def listed(names, n: int = 4) -> str:
@@ -455,11 +474,50 @@ def expect_sequence_close(what: str, expected, seen, rtol: float, atol: float = 
 
 
 def max_param_diff(model_a, model_b) -> tuple[float, str]:
-    """The largest relative difference between two models' parameters, and where."""
+    """The largest difference between two models' parameters, each as a fraction of model_b's
+    tensor's largest entry (see `largest_error`: NaN, inf or another shape is infinite), and where."""
     worst, where = 0.0, ""
     for (name, a), (_, b) in zip(model_a.named_parameters(), model_b.named_parameters()):
-        denom = b.detach().float().abs().max().item() or 1.0
-        diff = (a.detach().float() - b.detach().float()).abs().max().item() / denom
-        if not math.isfinite(diff) or diff > worst:
-            worst, where = (math.inf if not math.isfinite(diff) else diff), name
+        diff = largest_error(a, b)
+        if diff > worst:
+            worst, where = diff, name
     return worst, where
+
+
+# -- comparing with what was expected: compare.py's rule, failing the check ------------------
+
+def check_close(actual, expected, tol: Tol | None = None, *, where: str = "", why: str = "", **how) -> None:
+    """Fail the running check unless `actual` is close to `expected` within `tol` (by default the
+    named tolerance of the expected's dtype). The message is `where` (the inputs), what differs (see
+    `mismatch`, which takes `how`: what, against, yours, equal_nan, exact_dtype), then `why` (what
+    such a difference usually means)."""
+    problem = mismatch(plain(actual), plain(expected), tol, **how)
+    if problem is not None:
+        fail((f"{where}: " if where else "") + problem + (f"; {why}" if why else ""))
+
+
+def same_outputs(learner_fn: Callable, reference_fn: Callable, *inputs, tol: Tol | None = None, ctx=None,
+                 where: str = "", why: str = "", what: str = "outputs", against: str = "the reference", **how):
+    """Run the reference's function and the learner's on copies of the same inputs (neither sees what
+    the other wrote into them) and fail unless the outputs are close (see `check_close`); return
+    (yours, the reference's). An error the learner's function raises goes on up, as any error of the
+    solution's does, and with `ctx` it names `where` as the inputs that raised it."""
+    expected = reference_fn(*_copies(inputs))
+    with ctx.given(where) if ctx is not None else contextlib.nullcontext():
+        actual = plain(learner_fn(*_copies(inputs)))
+    check_close(actual, expected, tol, where=where, why=why, what=what, against=against, **how)
+    return actual, expected
+
+
+def _copies(inputs: tuple) -> list:
+    """Each tensor among `inputs` cloned, a leaf that required grad still requiring it; the rest as is."""
+    import torch
+
+    out = []
+    for value in inputs:
+        if isinstance(value, torch.Tensor):
+            copy = value.detach().clone()
+            out.append(copy.requires_grad_(True) if value.requires_grad else copy)
+        else:
+            out.append(value)
+    return out

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from quizapp.grading.harness import sibling_module
+from quizapp.checking.harness import sibling_module
 
 COLLECTIVE_TIMEOUT_S = 10.0  # a rank waiting this long at an all-reduce gives up with an error
 LAUNCH_TIMEOUT_S = 75.0      # the whole launch, torch imports included; under the grade's 120 s

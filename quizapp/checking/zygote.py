@@ -1,12 +1,12 @@
-"""The warm grader's server: `python -m quizapp.grading.zygote --control FD`. Child side (imports torch).
+"""The warm grader's server: `python -m quizapp.checking.zygote --control FD`. Child side (imports torch).
 
 It pays once for what every grade's child pays at start (torch, `torch._dynamo`, the
 instrumentation, every exercise's checks module), then forks one fresh child per grade; that child
-runs `quizapp.grading.child.main` exactly as a cold child would. The parent (`warm.py`) talks to it
+runs `quizapp.checking.entry.main` exactly as a cold child would. The parent (`warm.py`) talks to it
 over a Unix socket pair: a request carries the child's arguments, working folder and environment,
 plus three descriptors: the grade's own socket (for the child's pid and its exit status), the
 write end of the pipe that captures the child's output, and the child's end of the result
-channel, which becomes its stdin (child.py takes it from there). This process never reads the
+channel, which becomes its stdin (entry.py takes it from there). This process never reads the
 channel: the key in it is for the child alone.
 
 Why forking after `import torch` is safe here: a fork copies only the calling thread, so it is
@@ -37,7 +37,7 @@ import socket
 import sys
 from pathlib import Path
 
-from quizapp.grading.processes import become_subreaper, stop_escaped
+from quizapp.checking.reaping import become_subreaper, stop_escaped
 
 MAX_MESSAGE = 1024 * 1024  # a request holds the environment, which can be long
 IDLE_SCAN_S = 5.0  # how long after a grade ends stray processes are still looked for
@@ -75,18 +75,18 @@ def warm_up() -> dict[str, object]:
     import torch.profiler._cupti_monitor  # noqa: F401 - and the first backward this one
 
     from quizapp.catalog import load_catalog
-    from quizapp.grading import child, harness, instrument  # noqa: F401
+    from quizapp.checking import entry, harness, instrument, loading  # noqa: F401
 
     preloaded = {}
     for exercise in load_catalog().values():
         checks = exercise.folder / "checks.py"
         try:
-            module = child.load_module(child.CHECKS_MODULE, checks)
+            module = loading.load_module(loading.CHECKS_MODULE, checks)
         except BaseException:  # noqa: BLE001 - a broken checks module is loaded, and reported, by the child
             continue
         finally:
-            sys.modules.pop(child.CHECKS_MODULE, None)
-        preloaded[child.checks_key(exercise.folder)] = module
+            sys.modules.pop(loading.CHECKS_MODULE, None)
+        preloaded[loading.checks_key(exercise.folder)] = module
     return preloaded
 
 
@@ -255,11 +255,11 @@ def run_grade_child(request: dict, output: int, channel: int, preloaded: dict) -
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True, errors="backslashreplace")
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace")
-    from quizapp.grading import child
+    from quizapp.checking import entry, loading
 
-    child.PRELOADED.update(preloaded)
-    sys.argv = [child.__file__, *request["args"]]
-    child.main(request["args"])  # ends the process with os._exit
+    loading.PRELOADED.update(preloaded)
+    sys.argv = [entry.__file__, *request["args"]]
+    entry.main(request["args"])  # ends the process with os._exit
 
 
 def main(argv=None) -> int:

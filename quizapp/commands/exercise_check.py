@@ -1,8 +1,11 @@
 """`quizapp exercises check [ID...]`: validate every exercise (or the ones named), as a maintainer
 or an author of a new exercise would before shipping it: metadata, files, the reference passes,
-the starter fails cleanly. Exit 0 when every exercise is whole, 1 otherwise."""
+the starter fails cleanly; in a source checkout, every buggy solution holds its header and every
+check is failed by one of them. Exit 0 when every exercise is whole, 1 otherwise."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -11,13 +14,14 @@ from quizapp.grading.result import GradeReport
 from quizapp.grading.selfcheck import check_exercise
 
 
-def check_exercises(ids: tuple[str, ...], device: str) -> int:
+def check_exercises(ids: tuple[str, ...], device: str, root: Path | None = None, buggy: bool = True) -> int:
     from quizapp import paths
     from quizapp.bank.cache import load_outline_cached
+    from quizapp.catalog import Exercise
     from quizapp.grading.runner import grade
     from quizapp.grading.warm import WarmGrader
 
-    root = paths.shipped_exercises_dir()
+    root = root or paths.shipped_exercises_dir()
     folders = sorted(p.parent for p in root.glob("*/exercise.yaml")) if root.is_dir() else []
     known = {f.name: f for f in folders}
     unknown = [i for i in ids if i not in known]
@@ -30,17 +34,19 @@ def check_exercises(ids: tuple[str, ...], device: str) -> int:
     topics, question_ids = outline.topics, outline.topic_of()
     warm = WarmGrader()  # one zygote for every grade: torch is imported once
 
-    def grade_one(file, folder, exercise_id) -> GradeReport:
-        return grade(file, folder, exercise_id=exercise_id, device=device, warm=warm)
+    def grade_one(file, folder, exercise_id, on_device=None) -> GradeReport:
+        # `on_device`: the device a buggy solution's header asks for, over the command's own
+        return grade(file, Exercise(exercise_id, exercise_id, "", 0, "", (), folder), device=on_device or device, warm=warm)
 
     broken = 0
     try:
         for folder in chosen:
-            result = check_exercise(folder, topics, grade_one, question_ids)
+            result = check_exercise(folder, topics, grade_one, question_ids, buggy=buggy)
             if result.ok:
                 ref, starter = result.reference, result.starter
+                held = "" if result.buggy is None else f", {result.buggy} buggy solutions hold their headers"
                 click.echo(f"ok    {result.id}: reference passes {ref.passed}/{ref.counted} ({ref.duration_s:.1f} s), "
-                           f"starter fails cleanly ({starter.passed}/{starter.counted} pass)")
+                           f"starter fails cleanly ({starter.passed}/{starter.counted} pass){held}")
                 continue
             broken += 1
             click.echo(click.style(f"FAIL  {result.id}", fg="red", bold=True))

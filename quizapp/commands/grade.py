@@ -6,17 +6,18 @@ import json
 import os
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import click
 
 from quizapp.catalog import load_catalog
+from quizapp.grading.attempt import Attempt, grade_and_record
+from quizapp.grading.events import Checked, GradeEvent, Reported, Started
 from quizapp.grading.processes import STOP_SIGNALS, signals_set
-from quizapp.grading.record import record_grade
 from quizapp.grading.resolve import UsageError, resolve_exercise
 from quizapp.grading.result import GradeReport
-from quizapp.grading.runner import grade
+from quizapp.study.store import Store, StoreError
 
 
 def usage_report(file: Path, exercise: str | None, message: str) -> GradeReport:
@@ -31,47 +32,62 @@ def grade_file(file: Path, exercise: str | None, device: str, as_json: bool, eve
     except UsageError as exc:
         return usage_exit(file, exercise, str(exc), as_json or events, events)
 
-    def print_event(event: dict) -> None:
-        click.echo(json.dumps(event))
+    def print_event(event: GradeEvent) -> None:
+        click.echo(json.dumps(event.to_json()))
 
     if not (as_json or events):
         click.echo(f"Grading {file} as '{exercise_id}'...", err=True)
     cancel = threading.Event()
-    # A closed terminal (SIGHUP) stops the grade like Ctrl+C: the solution's processes and the grade's
-    # folder go with it. The handler is set explicitly, so a SIGHUP ignored by whoever started us
-    # (nohup, some CI runners) cannot leave the grader running on.
-    with signals_set(cancel, STOP_SIGNALS), progress_on_stderr(enabled=not (as_json or events),
-                                                               timeout=timeout) as progress:
-        report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=device, timeout=timeout,
-                       links=catalog[exercise_id].questions,
-                       on_event=print_event if events else progress, cancel=cancel)
-    report.file = str(file)  # as the learner named it
-    if cancel.is_set():
-        # A cancelled attempt says nothing about the solution: it is not recorded.
-        report.status, report.message = "error", "cancelled; the solution's processes were stopped"
+    # One opening of the store for the whole command: the grade is recorded in it, and a pass's next
+    # exercise is read from it. Where it cannot be opened now, the recording tries and says why.
+    store = open_quietly()
+    try:
+        # A closed terminal (SIGHUP) stops the grade like Ctrl+C: the solution's processes and the grade's
+        # folder go with it. The handler is set explicitly, so a SIGHUP ignored by whoever started us
+        # (nohup, some CI runners) cannot leave the grader running on.
+        with signals_set(cancel, STOP_SIGNALS), progress_on_stderr(enabled=not (as_json or events),
+                                                                   timeout=timeout) as progress:
+            # Recorded before anything is printed: a reader that stops early (`| head`) never loses the grade.
+            attempt = grade_and_record(catalog[exercise_id], file, device=device, timeout=timeout, cancel=cancel,
+                                       store=store, on_event=print_event if events else progress)
+        return show_attempt(attempt, file, catalog, as_json=as_json, events=events, store=store)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def open_quietly() -> Store | None:
+    try:
+        return Store.open()
+    except (StoreError, OSError):
+        return None
+
+
+def show_attempt(attempt: Attempt, file: Path, catalog, *, as_json: bool, events: bool, store: Store | None) -> int:
+    """Print the attempt's report (the file as the learner named it); its exit code."""
+    report = attempt.named(file)
+    if attempt.cancelled:
         with output_may_be_gone():
             if as_json:
                 click.echo(json.dumps(report.to_json()))
             click.echo(f"quizapp grade: {report.message}", err=True)
         return 1
-    if report.status == "usage":
-        return usage_exit(file, exercise_id, report.message, as_json or events, events)
-    # Recorded before anything is printed: a reader that stops early (`| head`) never loses the grade.
-    saved = record_grade(report, file)
+    if attempt.usage:
+        return usage_exit(file, report.exercise, report.message, as_json or events, events)
     with output_may_be_gone():
         if events:
-            click.echo(json.dumps({"event": "report", "report": report.to_json()}))
+            click.echo(json.dumps(Reported(report).to_json()))
         elif as_json:
             click.echo(json.dumps(report.to_json()))
         else:
             from quizapp.grading.render import print_report
 
-            print_report(report, catalog[exercise_id], console=quiet_on_broken_pipe(),
+            print_report(report, catalog[report.exercise], console=quiet_on_broken_pipe(),
                          review=review_titles(report.review))
-        if saved is not None:
-            click.echo(f"quizapp: the result was not saved: {saved}", err=True)
+        if attempt.not_saved is not None:
+            click.echo(f"quizapp: the result was not saved: {attempt.not_saved}", err=True)
         elif report.status == "pass" and not (as_json or events):
-            say_next_exercise(catalog)
+            say_next_exercise(catalog, store)
     return report.exit_code
 
 
@@ -106,15 +122,15 @@ def output_may_be_gone():
         to_nowhere()
 
 
-def say_next_exercise(catalog) -> None:
-    """After a pass: the next exercise on the path (weakest topic first, then the easiest, not yet passed)."""
+def say_next_exercise(catalog, store: Store | None) -> None:
+    """After a pass: the next exercise on the path (weakest topic first, then the easiest, not yet passed),
+    read from `store` (opened here when the command had none)."""
     from quizapp.bank.cache import load_outline_cached
     from quizapp.study.path import next_exercise_in
-    from quizapp.study.store import Store, StoreError
 
     try:
-        with Store.open() as store:
-            upcoming = next_exercise_in(store, load_outline_cached()[0], catalog)
+        with (Store.open() if store is None else nullcontext(store)) as reading:
+            upcoming = next_exercise_in(reading, load_outline_cached()[0], catalog)
     except StoreError:
         return  # the grade said what matters; the path is a suggestion
     if upcoming is None:
@@ -146,12 +162,11 @@ def progress_on_stderr(*, enabled: bool, timeout: float):
     planned: list[str] = []
     done = 0
     with Console(stderr=True).status(f"Starting the solution (the limit is {timeout:g} s)...") as status:
-        def on_event(event: dict) -> None:
+        def on_event(event: GradeEvent) -> None:
             nonlocal done
-            if event.get("event") == "start":
-                planned[:] = [str(c.get("title", c.get("id", ""))) for c in event.get("checks") or ()
-                              if isinstance(c, dict)]
-            elif event.get("event") == "check":
+            if isinstance(event, Started):
+                planned[:] = [title for _, title in event.checks]
+            elif isinstance(event, Checked):
                 done += 1
             if planned and done < len(planned):
                 status.update(f"Check {done + 1} of {len(planned)}: {planned[done]}")

@@ -189,7 +189,7 @@ def do_exercise(interview: Interview, console: Console) -> None:
                   "when you press Enter here, or when the time is up.")
     said_done = wait_for_done(interview)
     console.print("\n" + ("Grading..." if said_done else "Time is up: grading what is in the file..."))
-    interview.exercise_graded(grade_file(path, ex, console).to_json())
+    interview.exercise_graded(grade_file(path, ex, interview.store, console).to_json())
 
 
 def place_starter(exercise, console: Console) -> Path:
@@ -240,22 +240,19 @@ def wait_for_done(interview: Interview) -> bool:
     return False
 
 
-def grade_file(path: Path, exercise, console: Console):
-    """Grade through the same runner as `quizapp grade`, print its report, and record the attempt."""
+def grade_file(path: Path, exercise, store, console: Console):
+    """Grade and record the attempt as `quizapp grade` does (in the interview's store), and print its report."""
+    from quizapp.grading.attempt import grade_and_record
     from quizapp.grading.processes import signals_set
-    from quizapp.grading.record import record_grade
     from quizapp.grading.render import print_report
-    from quizapp.grading.runner import grade
 
     cancel = threading.Event()
-    with signals_set(cancel):
-        report = grade(path, exercise.folder, exercise_id=exercise.id, links=exercise.questions)
-    report.file = display_path(path)
-    if cancel.is_set():
-        report.status, report.message = "error", "cancelled; the solution's processes were stopped"
+    with signals_set(cancel):  # Ctrl+C stops the solution's processes, and the grade does not count
+        attempt = grade_and_record(exercise, path, cancel=cancel, store=store)
+    report = attempt.named(display_path(path))
+    if attempt.cancelled:
         return report
     print_report(report, exercise)
-    problem = record_grade(report, path)
-    if problem is not None:
-        console.print(f"[red]The grade was not saved:[/] {problem}")
+    if attempt.not_saved is not None:
+        console.print(f"[red]The grade was not saved:[/] {attempt.not_saved}")
     return report

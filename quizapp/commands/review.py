@@ -13,7 +13,6 @@ from rich.markup import escape
 from rich.text import Text
 
 from quizapp.bank import Question
-from quizapp.bank.answers import numeric_problem
 from quizapp.bank.shuffle import choice_order, why_not_lines, why_not_markdown
 from quizapp.commands.common import load_bank_reporting, open_store
 from quizapp.commands.richtext import QuestionMarkdown, inline_text, numbered
@@ -21,7 +20,7 @@ from quizapp.study.keypoints import parse_ticks
 from quizapp.study.limits import new_today
 from quizapp.study.queue import study_queue
 from quizapp.study.schedule import RATING_NAMES, format_interval, preview, record_review
-from quizapp.study.session import SAVE_ERRORS, UNDO_ERRORS, Answered, SessionResult, StudySession
+from quizapp.study.session import SAVE_ERRORS, UNDO_ERRORS, Answered, SessionResult, StudySession, reply_problem
 from quizapp.study.store import utcnow
 from quizapp.words import plural
 
@@ -75,7 +74,7 @@ def read_answer(q: Question, console: Console, seed: str = "", *, can_undo: bool
     if q.type == "numeric":
         while True:
             reply = prompt("Your answer (a number)")
-            problem = numeric_problem(reply)  # the checker's own rule: what passes here is checked
+            problem = reply_problem(q, reply)  # the session's rule, the same in every front end
             if problem is None:
                 return reply
             console.print(f"[yellow]{escape(problem)}[/]")

@@ -185,26 +185,22 @@ class Watch:
 
     def grade(self) -> int | None:
         """Grade once and show it; an exit code when the watch cannot go on (a usage error)."""
-        from quizapp.grading.record import record_grade
-        from quizapp.grading.runner import grade
+        from quizapp.grading.attempt import grade_and_record
 
-        state = file_state(self.file)
-        if state is None:
+        if file_state(self.file) is None:
             self.view.missing()
             return None
         self.view.grading()
-        report = grade(self.file, self.exercise.folder, exercise_id=self.exercise.id, device=self.device,
-                       links=self.exercise.questions,
-                       timeout=self.timeout, cancel=self.stop, warm=self.warm)
-        if self.stop.is_set():
+        attempt = grade_and_record(self.exercise, self.file, device=self.device, timeout=self.timeout,
+                                   cancel=self.stop, warm=self.warm)
+        if attempt.cancelled:
             return None  # Ctrl+C during the grade: it was stopped, and says nothing about the file
-        if report.status == "usage":
-            return fail(report.message or "the grader could not run", 2)
-        report.file = str(self.file)
-        self.graded_state = state
+        if attempt.usage:
+            return fail(attempt.report.message or "the grader could not run", 2)
+        self.graded_state = attempt.digest  # the content graded: a save that changes it grades again
+        report = attempt.named(self.file)
         self.view.show(report, self.last)
         self.last = report
-        saved = record_grade(report, self.file)
-        if saved is not None:
-            fail(f"the result was not saved: {saved}")
+        if attempt.not_saved is not None:
+            fail(f"the result was not saved: {attempt.not_saved}")
         return None

@@ -1,1 +1,2 @@
-"""Grading a learner's solution: the parent side (no torch) runs the child side in its own process."""
+"""Grading a learner's solution, the parent side (no torch): it starts the checking side
+(`quizapp.checking`) in a process of its own, reads its signed events and keeps the result."""

@@ -1,34 +1,20 @@
-"""Process plumbing shared by the grader's parent side, its zygote and the commands that run grades.
+"""Process plumbing of the grader's parent side and the commands that run grades.
 
-A grade's child runs in a process group of its own; what it starts may leave that group (setsid,
-a double fork), so the grader also becomes a subreaper and stops every child it did not have
-before. Ctrl+C and SIGTERM set an event that the running grade or watch polls, instead of
-raising KeyboardInterrupt through code that must clean up first.
+A grade's child runs in a process group of its own (stopped whole by kill_group; what left the group
+is stopped by `quizapp.checking.reaping`). Ctrl+C and SIGTERM set an event that the running grade or
+watch polls, instead of raising KeyboardInterrupt through code that must clean up first.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-# More folders every grade may write (os.pathsep-separated; the test suite's temp folder): set in the
-# grader's environment, read by the parent (bubblewrap's writable binds) and the child (Landlock's rules).
-EXTRA_WRITABLE_ENV = "QUIZAPP_GRADE_WRITABLE"
-
-# The longest the sweep after a grade goes on killing what the solution left behind.
-SWEEP_S = 30.0
-
-
-
-def extra_writable(env) -> list[Path]:
-    """The folders EXTRA_WRITABLE_ENV names in `env` that exist."""
-    return [Path(p) for p in env.get(EXTRA_WRITABLE_ENV, "").split(os.pathsep) if p and os.path.isdir(p)]
-
+from quizapp.checking.reaping import children_by_parent
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # A watch also ends when its terminal goes away.
@@ -49,37 +35,6 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def become_subreaper() -> bool:
-    """Linux: orphaned descendants re-parent to this process instead of init, so a solution's
-    process that left the group (setsid, a double fork) can still be found and stopped."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        pr_set_child_subreaper = 36
-        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def children_by_parent() -> dict[int, list[int]]:
-    """Every process's children, by parent pid, read from /proc once (empty where there is none)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc").is_dir() else ():
-        try:
-            ppid = int(entry.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue  # ended meanwhile
-        children.setdefault(ppid, []).append(int(entry.parent.name))
-    return children
-
-
-def child_pids() -> set[int]:
-    """This process's child processes."""
-    return set(children_by_parent().get(os.getpid(), ()))
-
-
 def tree_rss_mb(roots: set[int]) -> float:
     """The resident memory, in MB, of the processes in `roots` and all their descendants (Linux: read
     from /proc; 0 elsewhere)."""
@@ -96,29 +51,6 @@ def tree_rss_mb(roots: set[int]) -> float:
             pass  # ended meanwhile, or no /proc
         todo.extend(children.get(pid, ()))
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20 if pages else 0.0  # no sysconf where there is no /proc
-
-
-def stop_escaped(keep: set[int], within_s: float = SWEEP_S) -> None:
-    """Kill and reap our children but `keep` (say, those we had before the grade); their own orphans
-    come to us as each parent dies, so this goes on until none is left: a chain of processes that each
-    left the session (setsid) falls one link a pass, however long it is (within `within_s`)."""
-    import time
-
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        escaped = child_pids() - keep
-        if not escaped:
-            return
-        for pid in escaped:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        for pid in escaped:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
 
 
 def kill_group(proc) -> None:

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from quizapp.checking.protocol import MESSAGE_CAP, capped
+
 SCHEMA = 1
 # A check's outcome, and a grade's ("usage": the grader could not run the file at all; never in a
 # report a check produced, and exit code 2 on the command line).
@@ -13,7 +15,6 @@ CheckStatus = Literal["pass", "fail", "error", "skip"]
 GradeStatus = Literal["pass", "fail", "error", "usage"]
 CHECK_STATUSES: tuple[str, ...] = get_args(CheckStatus)
 GRADE_STATUSES: tuple[str, ...] = get_args(GradeStatus)
-MESSAGE_CAP = 4000  # characters of one message kept (in JSON, in the store, on screen)
 SHOWN_CAP = MESSAGE_CAP + 100  # what the parent keeps: a cut message and the child's note of the cut
 # Characters a terminal acts on instead of showing: C0 controls but newline and tab, DEL, C1
 # controls (0x9b is an 8-bit CSI), lone surrogates (unprintable), and the bidirectional overrides
@@ -25,18 +26,6 @@ def printable(text: str) -> str:
     """`text` with every character a terminal would act on shown escaped (ESC as \\x1b): what a
     solution prints or raises can never clear a screen, move the cursor or paint a fake result."""
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
-
-
-def capped(text: str, limit: int = MESSAGE_CAP) -> str:
-    """`text` cut to at most `limit` characters, the note of how much was cut included."""
-    if len(text) <= limit:
-        return text
-    keep = limit
-    while True:  # the note's own length depends on how much it says was cut
-        note = f"… (cut: {len(text) - keep} more characters)"
-        if keep + len(note) <= limit or keep == 0:
-            return text[:keep] + note
-        keep = max(0, limit - len(note))
 
 
 def shown_text(text, limit: int = SHOWN_CAP) -> str:

@@ -2,7 +2,7 @@
 
 No torch here: the child imports it. The parent alone writes to the progress database.
 
-The child reports over a socket that is its stdin (see child.py): this side writes a fresh key into
+The child reports over a socket that is its stdin (see quizapp/checking/entry.py): this side writes a fresh key into
 it, then accepts exactly one stream of events signed with that key, numbered from 0, in the order
 a run makes them (start, each planned check once in its place, done; or an error, then done).
 Anything else on the channel (a line the child did not sign, a repeat, a gap, a check out of
@@ -27,18 +27,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from quizapp.checking.protocol import HELLO as CHANNEL_HELLO
+from quizapp.checking.protocol import KEY_BYTES, extra_writable
+from quizapp.checking.reaping import become_subreaper, child_pids, stop_escaped
 from quizapp.grading import contain
-from quizapp.grading.channel import HELLO as CHANNEL_HELLO
-from quizapp.grading.channel import KEY_BYTES
-from quizapp.grading.processes import (
-    become_subreaper,
-    child_env,
-    child_pids,
-    extra_writable,
-    kill_group,
-    stop_escaped,
-    tree_rss_mb,
-)
+from quizapp.grading.events import Checked, GradeEvent, Started, Stopped
+from quizapp.grading.processes import child_env, kill_group, tree_rss_mb
 from quizapp.grading.result import (
     CHECK_STATUSES,
     CheckResult,
@@ -50,6 +44,7 @@ from quizapp.grading.result import (
 )
 
 if TYPE_CHECKING:
+    from quizapp.catalog import Exercise
     from quizapp.grading.warm import WarmGrader
 
 OUTPUT_CAP = 64 * 1024
@@ -170,32 +165,34 @@ class Channel:
 
 
 def child_args(exercise_dir: Path, solution: Path, device: str, memory_mb: int) -> list[str]:
-    """The arguments of `python -m quizapp.grading.child`, for a cold child and a warm one alike
+    """The arguments of `python -m quizapp.checking.entry`, for a cold child and a warm one alike
     (the result channel is its stdin, named nowhere)."""
     return ["--exercise-dir", str(exercise_dir), "--solution", str(solution), "--device", device,
             "--memory-mb", str(memory_mb)]
 
 
-def private_copy(solution: Path, scratch: Path) -> Path:
-    """The file the child runs: a copy of the learner's inside the grade's folder, under the same name.
+def private_copy(solution: Path, scratch: Path, content: bytes | None = None) -> Path:
+    """The file the child runs: a copy of the learner's inside the grade's folder, under the same name
+    (`content`: the bytes to run, when the caller read them already; else read now).
     What the solution does to its own file (chmod 000, os.utime, a rewrite) lands on the copy, which
     goes with the grade, never on the learner's file nor on what `watch` and the app watch."""
     folder = scratch / "solution"
     folder.mkdir()
     private = folder / solution.name
-    private.write_bytes(solution.read_bytes())
+    private.write_bytes(solution.read_bytes() if content is None else content)
     return private
 
 
-def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str = "auto",
+def grade(solution: Path, exercise: Exercise, *, content: bytes | None = None, device: str = "auto",
           timeout: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
-          on_event: Callable[[dict], None] | None = None,
-          cancel: threading.Event | None = None, warm: "WarmGrader | None" = None,
-          links: Mapping[str, Sequence[str]] | None = None) -> GradeReport:
-    """Grade `solution` against the exercise in `exercise_dir`; never raises for a bad solution.
+          on_event: Callable[[GradeEvent], None] | None = None,
+          cancel: threading.Event | None = None, warm: "WarmGrader | None" = None) -> GradeReport:
+    """Grade `solution` against `exercise`; never raises for a bad solution.
 
-    `links` (the exercise's check id -> question ids) fills the report's `review`: the questions that
-    its failed checks rest on.
+    `content`: the file's bytes as the caller read them (grading.attempt reads them once, to digest
+    exactly what is graded); without it the file is read here. The exercise's links (check id ->
+    question ids) fill the report's `review`: the questions that its failed checks rest on.
+    `on_event` hears each event (grading.events) as it arrives.
 
     With `warm`, the child is forked from the warm grader's zygote when it can give one (torch
     already imported); otherwise, or without it, a fresh interpreter is started (cold). Either way
@@ -203,14 +200,15 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
     """
     started = time.monotonic()
     solution = solution.resolve()
+    exercise_dir = exercise.folder
     # A warm grade's folder must be under its zygote's one writable folder (where it has one).
     scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-", dir=warm.scratch_root() if warm is not None else None))
     workdir = scratch / "work"
     workdir.mkdir()
     (scratch / "tmp").mkdir()
-    state = _RunState(exercise_id, solution, on_event, links or {})
+    state = _RunState(exercise.id, solution, on_event, exercise.questions)
     try:
-        private = private_copy(solution, scratch)
+        private = private_copy(solution, scratch, content)
     except OSError as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         return state.report(started, f"the solution could not be read: {exc.strerror or exc}", "")
@@ -229,7 +227,7 @@ def grade(solution: Path, exercise_dir: Path, *, exercise_id: str, device: str =
             channel = Channel()
         reaping = become_subreaper()
         ours_before = child_pids() if reaping else set()
-        argv = [sys.executable, "-m", "quizapp.grading.child", *args]
+        argv = [sys.executable, "-m", "quizapp.checking.entry", *args]
         contained = contain.wrap(argv, [scratch, *extra_writable(env)], workdir)
         state.layers = contain.DESCRIPTION if contained else f"no kernel namespaces ({contain.refused()})"
         try:
@@ -344,24 +342,24 @@ class _RunState:
         for event in events:
             self._accept(event)
             kind = event["event"]
+            forward: GradeEvent
             if kind == "start":
                 self.started = True
                 self.device, self.torch = event["device"], event["torch"]
                 self._note_sandbox(event)
                 self.planned = [{"id": c["id"], "title": c["title"]} for c in event["checks"]]
-                forward = {"event": "start", "device": self.device, "torch": self.torch, "checks": self.planned,
-                           "sandbox": self.sandbox}
+                forward = Started(self.device, self.torch, tuple((c["id"], c["title"]) for c in self.planned),
+                                  self.sandbox)
             elif kind == "check":
                 check = CheckResult(event["id"], printable(event["title"]), event["status"],
                                     shown_text(event["message"]), event.get("data") or {})
                 self.checks.append(check)
-                forward = {"event": "check", "id": check.id, "title": check.title, "status": check.status,
-                           "message": check.message, "data": check.data}
+                forward = Checked(check)
             elif kind == "error":
                 self.ended = True
                 self._note_sandbox(event)  # an error after the sandbox was entered says which it was
                 self.error = shown_text(event["message"])
-                forward = {"event": "error", "message": self.error}
+                forward = Stopped(self.error)
             elif kind == "usage_error":
                 self.ended = True
                 self.usage_error = shown_text(event["message"])

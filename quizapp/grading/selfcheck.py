@@ -8,16 +8,23 @@ cleanly (no check passes by accident, none stops with an internal grader error).
 A debugging drill (an id starting `debug_`) also names its source, a public report as
 `owner/repo#N: title`, in exercise.yaml and in its starter, and states its symptom; its starter is the
 broken script, which hides nothing: it fails its symptom check and passes `honest-fix`.
+
+In a source checkout, the exercise's buggy solutions (tests/grader/buggy/<id>/, beside the exercises
+folder) are graded too: each must hold its header (quizapp/grading/mutants.py), the starter must hold
+starter.expect, and every check must be failed by some buggy solution. An installed quizapp has no
+buggy solutions, and says nothing of them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from quizapp.catalog import is_drill_id
+from quizapp.grading import mutants
 from quizapp.grading.resolve import marker_exercise
 from quizapp.grading.result import GradeReport
 
@@ -25,6 +32,9 @@ FILES = ("exercise.yaml", "starter.py", "reference.py", "checks.py")
 INTERNAL = "internal grader error"
 SOURCE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+#\d+: \S")  # owner/repo#N: title
 DRILL_ALLOWED_PASS = {"honest-fix"}  # the broken script hides nothing, so this check passes for it
+PLACEHOLDER = "TODO(author)"  # what `quizapp exercises new` leaves for the author to write
+# A grade: (file, exercise folder, exercise id, device or None for the command's own) -> its report.
+Grade = Callable[..., GradeReport]
 
 
 @dataclass
@@ -35,6 +45,7 @@ class ExerciseCheck:
     problems: list[str] = field(default_factory=list)
     reference: GradeReport | None = None
     starter: GradeReport | None = None
+    buggy: int | None = None  # buggy solutions graded (None: none looked at)
 
     @property
     def ok(self) -> bool:
@@ -72,8 +83,24 @@ def metadata_problems(folder: Path, topics: Iterable[str]) -> list[str]:
         path = folder / name
         if path.is_file() and marker_exercise(path) != folder.name:
             problems.append(f"{name} does not carry `# quizapp: exercise={folder.name}` in its first lines")
+    problems += placeholder_problems(folder)
     if is_drill_id(folder.name):
         problems += drill_problems(folder, data)
+    return problems
+
+
+def placeholder_problems(folder: Path) -> list[str]:
+    """The scaffold's placeholders still in the exercise's files, each file once."""
+    problems = []
+    for name in FILES:
+        path = folder / name
+        try:
+            count = path.read_text(encoding="utf-8").count(PLACEHOLDER) if path.is_file() else 0
+        except (OSError, UnicodeDecodeError):
+            continue
+        if count:
+            problems.append(f"{name} still holds {count} {PLACEHOLDER} placeholder{'s' if count > 1 else ''}: "
+                            "write what each asks for")
     return problems
 
 
@@ -136,15 +163,69 @@ def link_problems(folder: Path, check_ids: Iterable[str], question_ids: Iterable
     return problems
 
 
-def check_exercise(folder: Path, topics: Iterable[str], grade: Callable[[Path, Path, str], GradeReport],
-                   question_ids: Iterable[str] = ()) -> ExerciseCheck:
-    """Check one folder; `grade(file, folder, exercise_id)` runs a grade (the warm grader's, usually)."""
+def buggy_problems(folder: Path, check_ids: list[str], starter: GradeReport, grade: Grade,
+                   workers: int = 2) -> tuple[list[str], int | None]:
+    """What the exercise's buggy solutions say is wrong, and how many were graded (None, and no
+    problem, where there are none to look at: an installed quizapp). Each header must read, name only
+    the exercise's checks and hold for its grade; starter.expect must hold for the starter's grade;
+    and every check must be failed by a buggy solution written for it."""
+    root = mutants.buggy_root(folder.parent)
+    if not root.is_dir():
+        return [], None
+    where = root / folder.name
+    shown = f"tests/grader/buggy/{folder.name}"
+    files = mutants.buggy_files(where)
+    if not files:
+        return [f"no buggy solutions in {shown}/: every check needs one that fails it"], 0
+    problems: list[str] = []
+    headers: dict[Path, mutants.Expectation] = {}
+    for path in files:
+        try:
+            headers[path] = mutants.read(path)
+        except (mutants.HeaderError, OSError, UnicodeDecodeError) as exc:
+            problems.append(str(exc))
+    for expect in headers.values():
+        problems += mutants.unknown_checks(expect, check_ids)
+    runnable = {p: e for p, e in headers.items() if not mutants.unknown_checks(e, check_ids)}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        reports = dict(zip(runnable, pool.map(lambda p: grade(p, folder, folder.name, runnable[p].device), runnable)))
+    for path, report in reports.items():
+        found = mutants.judge(runnable[path], report.status, report.checks, report.message)
+        if found:
+            problems.append(f"{path.name}: its header does not hold: " + "; ".join(found[:3])
+                            + (f"; and {len(found) - 3} more" if len(found) > 3 else ""))
+    expect_file = where / mutants.STARTER_FILE
+    if not expect_file.is_file():
+        problems.append(f"no {mutants.STARTER_FILE} in {shown}/: say what the starter's grade must show")
+    else:
+        try:
+            expect = mutants.read(expect_file)
+        except (mutants.HeaderError, OSError, UnicodeDecodeError) as exc:
+            problems.append(str(exc))
+        else:
+            found = mutants.unknown_checks(expect, check_ids) or mutants.judge(
+                expect, starter.status, starter.checks, starter.message)
+            if found:
+                problems.append(f"{mutants.STARTER_FILE} does not hold for the starter: " + "; ".join(found[:3]))
+    counted = [e for p, e in headers.items() if p.stem not in mutants.NOT_COUNTED]
+    problems += [f"no buggy solution fails {cid}: add one to {shown}/" for cid in mutants.unfailed(counted, check_ids)]
+    return problems, len(reports)
+
+
+def check_exercise(folder: Path, topics: Iterable[str], grade: Grade, question_ids: Iterable[str] = (), *,
+                   buggy: bool = True, workers: int = 2) -> ExerciseCheck:
+    """Check one folder; `grade(file, folder, exercise_id, device)` runs a grade (the warm grader's,
+    usually; device None for the default). With `buggy`, the buggy solutions of a source checkout too."""
     result = ExerciseCheck(folder.name, metadata_problems(folder, topics))
     if any(p.endswith("is missing") for p in result.problems):
         return result  # nothing to run
-    result.reference = grade(folder / "reference.py", folder, folder.name)
-    result.starter = grade(folder / "starter.py", folder, folder.name)
+    result.reference = grade(folder / "reference.py", folder, folder.name, None)
+    result.starter = grade(folder / "starter.py", folder, folder.name, None)
     result.problems += grade_problems(result.reference, result.starter, drill=is_drill_id(folder.name))
     if result.reference.checks:
-        result.problems += link_problems(folder, [c.id for c in result.reference.checks], question_ids)
+        check_ids = [c.id for c in result.reference.checks]
+        result.problems += link_problems(folder, check_ids, question_ids)
+        if buggy and result.reference.status == "pass":
+            found, result.buggy = buggy_problems(folder, check_ids, result.starter, grade, workers)
+            result.problems += found
     return result

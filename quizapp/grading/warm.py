@@ -24,8 +24,9 @@ import threading
 import time
 from pathlib import Path
 
+from quizapp.checking.protocol import extra_writable
 from quizapp.grading import contain
-from quizapp.grading.processes import child_env, extra_writable
+from quizapp.grading.processes import child_env
 
 READY_TIMEOUT_S = 180.0  # torch's first import on a busy machine can take a minute
 FORK_TIMEOUT_S = 15.0  # from a request to the child's pid
@@ -130,7 +131,7 @@ class WarmGrader:
             self.failure = f"could not start the warm grader: no Python to run at {self.python}"
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        cmd = [self.python, "-m", "quizapp.grading.zygote", "--control", str(theirs.fileno())]
+        cmd = [self.python, "-m", "quizapp.checking.zygote", "--control", str(theirs.fileno())]
         env = child_env()
         self._scratch_root = Path(tempfile.mkdtemp(prefix="quizapp-warm-"))
         self._roots.append(self._scratch_root)
@@ -190,7 +191,7 @@ class WarmGrader:
 
     def spawn(self, args: list[str], cwd: Path, env: dict[str, str], *, device: str = "cpu",
               channel: socket.socket) -> WarmChild | None:
-        """Fork a grade's child running `quizapp.grading.child` with `args` in `cwd` and the
+        """Fork a grade's child running `quizapp.checking.entry` with `args` in `cwd` and the
         `channel` socket as its stdin, or None.
 
         For a grade that may use CUDA (`device` auto or cuda), None too when the zygote has the

@@ -28,6 +28,7 @@ from quizapp.interview.report import (
 )
 from quizapp.study.keypoints import coverage, rating_from_key_points
 from quizapp.study.schedule import default_rating, record_review
+from quizapp.study.session import AskAgain, reply_problem
 from quizapp.study.store import Store, StoreError
 
 QUESTIONS, EXERCISE, DONE = "questions", "exercise", "done"
@@ -102,8 +103,11 @@ class Interview:
         return self.submitted_at <= self.questions_deadline
 
     def answer(self, response: Any) -> QuestionResult:
-        """Settle a checked question (not a card) with the learner's response."""
+        """Settle a checked question (not a card) with the learner's response; a reply that cannot be
+        checked raises AskAgain (study.session.reply_problem) and settles nothing."""
         q = self._need_current()
+        if (problem := reply_problem(q, response)) is not None:
+            raise AskAgain(problem)
         verdict = check_answer(q, response)
         right = verdict.correct is True
         return self._settle(q, RIGHT if right else WRONG, 1.0 if right else 0.0, default_rating(verdict.correct),

@@ -124,7 +124,7 @@ def next_free_path(folder: Path, exercise_id: str) -> Path:
 
 def readable_store_cards(store: Store) -> dict[str, tuple[str, str]]:
     """`store.cards()`, a damaged card read as its answers rebuild it (schedule.readable_cards)."""
-    from quizapp.study.stats import card_problem
+    from quizapp.study.cards import card_problem
 
     cards = store.cards()
     if any(card_problem(card) for _, card in cards.values()):

@@ -9,15 +9,17 @@ exercises, which loads fsrs (the first screen of a new learner leaves the schedu
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from quizapp.study.stats import Stats
+from quizapp.study.store import Store
 from quizapp.words import plural
 
 if TYPE_CHECKING:
+    from quizapp.catalog import Exercise
     from quizapp.study.exercise_schedule import ExerciseState
-    from quizapp.tui.context import StudyContext
 
 WEEK_DAYS = 7
 DAY_NAMES = ("Mo", "Tu", "We", "Th", "Fr", "Sa", "Su")  # fixed, not the locale's: the row's width is known
@@ -80,17 +82,16 @@ def span(seconds: float) -> str:
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
 
 
-def home_plan(context: StudyContext, stats: Stats) -> HomePlan:
-    """Today and the week ahead from `stats` (its questions on the schedule, at its moment) and the
-    exercises' schedules."""
-    now = stats.now or context.now()
-    store = context.store
+def home_plan(store: Store, catalog: Mapping[str, Exercise], stats: Stats, now: datetime) -> HomePlan:
+    """Today and the week ahead from `stats` (its questions on the schedule, at its moment, else at
+    `now`) and the exercises' schedules."""
+    now = stats.now or now
     exercise_s = None
     exercises: list[datetime] = []
     if any(e.attempts for e in stats.exercises):
         from quizapp.study.stats import exercise_seconds
 
-        states = exercise_schedules(context)
+        states = exercise_schedules(store, catalog)
         exercises = [state.due for state in states.values() if state.due is not None]
         exercise_s = exercise_seconds(states.values(), store.grade_events(), store.exercise_events())
     today = now.astimezone().date()
@@ -106,15 +107,15 @@ def home_plan(context: StudyContext, stats: Stats) -> HomePlan:
                     stats.answer_seconds, exercise_s, min(coming, default=None))
 
 
-def exercise_schedules(context: StudyContext) -> dict[str, ExerciseState]:
+def exercise_schedules(store: Store, catalog: Mapping[str, Exercise]) -> dict[str, ExerciseState]:
     """Each exercise of the catalog's schedule, replayed from one read of the history; empty (and
     fsrs left unloaded) when nothing was ever graded."""
-    grades = context.store.grade_events()
+    grades = store.grade_events()
     if not grades:
         return {}
     from quizapp.study.due import catalog_schedules
 
-    return catalog_schedules(context.catalog, grades, context.store.exercise_events())
+    return catalog_schedules(catalog, grades, store.exercise_events())
 
 
 def today_lines(plan: HomePlan, new_questions: int) -> list[str]:

@@ -10,7 +10,7 @@ from functools import lru_cache
 from fsrs import Card, Rating, Scheduler
 
 from quizapp.bank.model import Question
-from quizapp.study.stats import card_problem
+from quizapp.study.cards import card_problem
 from quizapp.study.store import Store, iso, utcnow
 
 RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
@@ -50,7 +50,7 @@ def default_rating(correct: bool | None) -> int:
 
 
 def parse_card(card_json: str) -> Card | None:
-    """The card stored as card_json, or None when it is damaged (see stats.card_problem)."""
+    """The card stored as card_json, or None when it is damaged (see cards.card_problem)."""
     if card_problem(card_json) is not None:
         return None
     try:

@@ -2,6 +2,9 @@
 at once, a question rated Again brought back, and what the session came to. No textual: `quizapp
 review` and the app's quiz screen both drive this.
 
+`reply_problem` is the rule every front end that checks a typed answer asks first (the quiz, review,
+both interviews): a reply it cannot read is asked again, never counted wrong.
+
 Time comes from an injected clock, so tests fix it: it stamps each review and times each answer.
 """
 
@@ -12,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from quizapp.bank.answers import Verdict, check_answer
+from quizapp.bank.answers import Verdict, check_answer, numeric_problem
 from quizapp.bank.model import Question
 from quizapp.study.keypoints import rating_from_key_points
 from quizapp.study.queue import requeue_again
@@ -23,6 +26,19 @@ from quizapp.study.store import Store, StoreError, UndoRefused, new_uid
 # pending, so the front end can say so and try again. The store wraps every sqlite3 error in its own.
 SAVE_ERRORS = (StoreError,)
 UNDO_ERRORS = (StoreError, UndoRefused)
+
+
+class AskAgain(ValueError):
+    """The reply cannot be checked: the question is asked again. The message says why, to show."""
+
+
+def reply_problem(question: Question, response: Any) -> str | None:
+    """Why `response` cannot be checked and the question is asked again, as a sentence to show; None
+    when it can be checked. A numeric answer that is not a number ("1 GiB", "about 65k") is not a
+    wrong answer: the learner meant a number and is asked for it alone, as the checker reads numbers."""
+    if question.type == "numeric":
+        return numeric_problem(response)
+    return None
 
 
 @dataclass
@@ -132,10 +148,12 @@ class StudySession:
 
     def check(self, response: Any) -> Verdict:
         """Check the learner's response to the current question (a card: None, to reveal it); it is
-        then pending until rated."""
+        then pending until rated. A reply that cannot be checked raises AskAgain, and nothing is pending."""
         q = self._open_question()
         if self.pending is not None:
             raise RuntimeError("this answer is checked already: rate it")
+        if (problem := reply_problem(q, response)) is not None:
+            raise AskAgain(problem)
         verdict = check_answer(q, response)
         now = self.clock()
         spent = (now - (self.shown_at or now)).total_seconds()

@@ -20,7 +20,7 @@ from pathlib import Path
 from quizapp import __version__
 from quizapp.bank.files import UnreadableFile, read_regular_file
 from quizapp.study import fsrs_params
-from quizapp.study.stats import card_problem
+from quizapp.study.cards import card_problem
 from quizapp.study.store import (
     DEFAULT_NEW_PER_DAY,
     EXERCISE_EVENT_KINDS,

@@ -1,6 +1,7 @@
-"""The app's one grader, on the study context: every screen that grades a file (an exercise, an
-interview's exercise) calls `context.grader.grade(path, exercise, post, token=...)` and receives the
-messages of `tui/grading.py`, each carrying `token`.
+"""The app's one grader, on the study context: the grade panel (`widgets/gradepanel.py`) of every
+screen that grades a file (an exercise, an interview's exercise) calls
+`context.grader.grade(path, exercise, post, token=...)` and receives the messages of `tui/grading.py`,
+each carrying `token`.
 
 Light at start-up on purpose: the grading client loads on the first grade (or warm-up), not before
 the first screen.
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 
 
 class WarmAppGrader:
-    """The app's grader: warm children from the shared zygote; each grade recorded in the app's store."""
+    """The app's grader: warm children from the shared zygote; each grade recorded in the app's store
+    (through grading.attempt, as every front end grades)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store

@@ -1,9 +1,9 @@
 """The TUI's side of grading: run a grade and turn its events into messages (see `tui/graders.py`
 for the app's one grader, which calls these).
 
-`run_warm_grader`: `quizapp.grading.runner` in a thread of this process, with the shared zygote
-forking each grade's child; torch lives in the zygote, never in the TUI. It records each grade in
-the app's store (`grading.record`) before posting the report.
+`run_warm_grader`: the one grade use case (`grading.attempt`) in a thread of this process, with the
+shared zygote forking each grade's child; torch lives in the zygote, never in the TUI. The grade is
+recorded in the app's store before its report is posted.
 
 `run_grader`: a command, `quizapp grade --events` (or a test's fake), in a child process, which
 prints one JSON object per line: a `start` event, a `check` event as each check finishes, and a
@@ -27,6 +27,7 @@ from pathlib import Path
 
 from textual.message import Message
 
+from quizapp.grading.events import Checked, GradeEvent, Reported, Started, read_event
 from quizapp.grading.result import CheckResult, GradeReport
 
 LINE_LIMIT = 16 * 1024 * 1024  # a check's curves can make one long line
@@ -91,17 +92,17 @@ def parse_event(line: bytes | str) -> dict | None:
     return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
 
 
-def event_message(event: dict, token: object = None) -> Message | None:
-    kind = event["event"]
-    if kind == "start":
-        checks = [(str(c.get("id", "")), str(c.get("title", c.get("id", ""))))
-                  for c in event.get("checks") or () if isinstance(c, dict)]
-        return GradeStarted(str(event.get("device") or "?"), str(event.get("torch") or "?"), checks, token)
-    if kind == "check":
-        return CheckFinished(CheckResult.from_json(event), token)
-    if kind == "report" and isinstance(event.get("report"), dict):
-        return GradeFinished(GradeReport.from_json(event["report"]), token)
-    return None
+def event_message(event: GradeEvent | dict, token: object = None) -> Message | None:
+    """The message for a grade's event: a typed one, or one read from a grader command's JSON line."""
+    if isinstance(event, dict):
+        event = read_event(event)
+    if isinstance(event, Started):
+        return GradeStarted(event.device, event.torch, list(event.checks), token)
+    if isinstance(event, Checked):
+        return CheckFinished(event.check, token)
+    if isinstance(event, Reported):
+        return GradeFinished(event.report, token)
+    return None  # an error event: the report that follows says it
 
 
 async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object], store, *,
@@ -112,38 +113,36 @@ async def run_warm_grader(path: Path, exercise, post: Callable[[Message], object
     before this returns.
     """
     from quizapp.grading import warm
-    from quizapp.grading.record import record_grade
-    from quizapp.grading.runner import grade
+    from quizapp.grading.attempt import grade_and_record
 
     cancel = threading.Event()
 
-    def forward(event: dict) -> None:
+    def forward(event: GradeEvent) -> None:
         message = event_message(event, token)
         if message is not None:
             post(message)
 
     def work():
-        report = grade(path, exercise.folder, exercise_id=exercise.id, device=device, on_event=forward,
-                       links=exercise.questions,
-                       cancel=cancel, warm=warm.shared())
-        if cancel.is_set():
-            return report, None
-        return report, record_grade(report, path, store)  # before the report is posted: the screen reads it back
+        # Recorded before the report is posted: the screen reads the store back when the grade ends.
+        return grade_and_record(exercise, path, device=device, warm=warm.shared(), cancel=cancel, store=store,
+                                on_event=forward)
 
     running = asyncio.get_running_loop().run_in_executor(None, work)
     try:
-        report, not_saved = await asyncio.shield(running)
+        attempt = await asyncio.shield(running)
     except asyncio.CancelledError:
         cancel.set()
         with contextlib.suppress(Exception):
             await running  # the runner kills the group within a poll
         raise
-    if report.status == "usage":
-        post(GradeFailed(report.message or "The grader could not run.", token))
+    if attempt.cancelled:
         return
-    post(GradeFinished(report, token))
-    if not_saved is not None:
-        post(GradeNotSaved(not_saved, token))
+    if attempt.usage:
+        post(GradeFailed(attempt.report.message or "The grader could not run.", token))
+        return
+    post(GradeFinished(attempt.report, token))
+    if attempt.not_saved is not None:
+        post(GradeNotSaved(attempt.not_saved, token))
 
 
 async def run_grader(command: list[str], post: Callable[[Message], object], *, cwd: Path | None = None,

@@ -1,4 +1,5 @@
-"""Regrade on save in the app: a thread per watched file that posts `FileSaved` to its screen."""
+"""Regrade on save in the app: a thread per watched file that posts `FileSaved` to whoever watches it
+(the grade panel)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textual.message import Message
-from textual.screen import Screen
+from textual.message_pump import MessagePump
 
 from quizapp.grading.saves import watch_saves
 
@@ -18,11 +19,11 @@ class FileSaved(Message):
 
 
 class SaveWatcher:
-    """Watches one file at a time for `screen`. A thread, not a worker: it lives as long as the
-    screen, and workers are what finishes."""
+    """Watches one file at a time for `owner`. A thread, not a worker: it lives as long as its owner,
+    and workers are what finishes."""
 
-    def __init__(self, screen: Screen) -> None:
-        self.screen = screen
+    def __init__(self, owner: MessagePump) -> None:
+        self.owner = owner
         self.watched: Path | None = None
         self._stop: threading.Event | None = None
 
@@ -36,7 +37,7 @@ class SaveWatcher:
         def saved(error: Exception | None) -> None:
             # A watch that failed (the folder went away) just ends: saves are no longer seen, grading still works.
             if error is None:
-                self.screen.post_message(FileSaved(path))
+                self.owner.post_message(FileSaved(path))
 
         threading.Thread(target=watch_saves, args=(path, saved, self._stop), daemon=True,
                          name=f"watch {path.name}").start()

@@ -164,7 +164,7 @@ _graded: dict = {}
 
 def ensure(todo: list[Job]) -> dict:
     """Results by (kind, file, device): read from QUIZAPP_CUDA_GRADES when it names a file of
-    benchmarks/gpu/grade_all.py's, graded now for whatever it lacks; kept for the session."""
+    benchmarks/gpu/grade_all.py's, graded now for whatever it lacks; kept for the rest of the pytest run."""
     path = os.environ.get(GRADES_ENV)
     if path and Path(path).is_file() and not _graded:
         for result in json.loads(Path(path).read_text(encoding="utf-8")).get("grades", []):

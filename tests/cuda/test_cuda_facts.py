@@ -3,10 +3,11 @@
 tests/facts settles every fact on the CPU, and its few CUDA-gated tests (amp-cuda-fp32-ops,
 amem-dropout-saves, amem-save-on-cpu, comp-cuda-graph-static, comp-sync-ops, lowp-tf32-what-changes,
 lowp-e5m2-not-everywhere) run on a GPU too (benchmarks/gpu/run.sh selects them). This module adds the
-CUDA side of what the CPU tests could only show half of: CUDA autocast's op lists as
-/work/shared/REFERENCE-FACTS.md gives them (the CPU keeps softmax, layer_norm, exp in low precision;
-CUDA does not), the deprecated torch.cuda.amp entry points doing real work on CUDA, GradScaler("cuda")
-as the bank's questions use it, and the host-device syncs that `.item()` and GradScaler cost.
+CUDA side of what the CPU tests could only show half of: CUDA autocast's op lists as the autocast op
+reference of PyTorch's `torch.amp` documentation gives them, and torch's ATen/autocast_mode.h holds
+them (the CPU keeps softmax, layer_norm, exp in low precision; CUDA does not), the deprecated
+torch.cuda.amp entry points doing real work on CUDA, GradScaler("cuda") as the bank's questions use
+it, and the host-device syncs that `.item()` and GradScaler cost.
 """
 
 from __future__ import annotations

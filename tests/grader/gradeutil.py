@@ -1,10 +1,14 @@
-"""Grade solution files, several at once, each file once per session.
+"""Grade solution files, each once per session, several at a time.
 
-An exercise's reference and starter, and anything outside the buggy matrices (hostile solutions,
-broken DDP ranks), go through the public CLI cold: `quizapp grade --json` in a fresh process. The
-buggy matrices (tests/grader/buggy/<exercise>/*.py, a few hundred files) go through the warm grader,
-as the app and `watch` grade: same child, same checks, same report, without a fresh interpreter and
-torch import per file. test_warm.py keeps the two paths equal on a sample of each exercise's bugs.
+Two ways to grade. Cold: the public CLI, `quizapp grade --json` in a fresh process, what a learner
+runs; every file outside the buggy solutions (the exercises' references and starters, hostile
+solutions, DDP's broken ranks) goes this way. Warm: the warm grader (warmutil), as the app and `watch`
+grade: the same child, checks and report without a fresh interpreter and torch import per file; the
+buggy solutions (tests/grader/buggy/<exercise>/*.py, a few hundred files) go this way. test_warm.py
+keeps the two ways equal on every reference and a sample of each exercise's buggy solutions.
+
+Results are kept for the session, by way and arguments: every module that reads a grade reads the
+same one. conftest.py grades what the collected tests will read before the first of them runs.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = ROOT / "exercises"
-# The solution in every buggy folder that runs nothing at all, graded by test_does_nothing.py: none of
-# its checks may pass for what never happened.
-DOES_NOTHING = "does_nothing"
-_cache: dict = {}
+BUGGY = Path(__file__).resolve().parent / "buggy"
+EXERCISE_IDS = sorted(p.name for p in EXERCISES.iterdir() if (p / "checks.py").is_file())
+# Grades at a time. Measured on a 2-core machine: one at a time took twice as long as two; a third gained
+# about a tenth on warm grades when nothing else ran, nothing on cold ones, and lost time when other work
+# shared the cores (and a DDP grade starts two ranks of its own).
+WORKERS = 2
+_cache: dict[tuple[str, tuple], Graded] = {}
 
 
 @dataclass
@@ -37,24 +44,19 @@ class Graded:
     def status(self, check_id: str) -> str:
         return self.check(check_id)["status"]
 
+    def message(self, check_id: str) -> str:
+        return self.check(check_id)["message"]
 
-def _is_buggy(args: tuple) -> bool:
-    return Path(args[0]).parent.parent.name == "buggy"
 
-
-def _run(args: tuple) -> Graded:
-    if _is_buggy(args):
-        from warmutil import grade_warm
-
-        return grade_warm(args)
-    return run_cold(args)
+def way_of(args: tuple) -> str:
+    """How a file is graded unless a test asks otherwise: the buggy solutions warm, the rest cold."""
+    return "warm" if Path(args[0]).parent.parent == BUGGY else "cold"
 
 
 def run_cold(args: tuple) -> Graded:
     """`quizapp grade ARGS --json` in a fresh process."""
-    env = {**os.environ}
     out = subprocess.run([sys.executable, "-m", "quizapp", "grade", *args, "--json"], capture_output=True,
-                         text=True, timeout=600, env=env)
+                         text=True, timeout=600, env={**os.environ})
     try:
         report = json.loads(out.stdout)
     except ValueError:
@@ -62,32 +64,56 @@ def run_cold(args: tuple) -> Graded:
     return Graded(out.returncode, report, out.stderr)
 
 
-def grade_many(arg_lists: list[tuple]) -> list[Graded]:
-    """Grade each argument tuple (file first), reusing earlier results; two at a time."""
-    todo = [a for a in dict.fromkeys(arg_lists) if a not in _cache]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for args, result in zip(todo, pool.map(_run, todo)):
-            _cache[args] = result
-    return [_cache[a] for a in arg_lists]
+def _run(job: tuple[str, tuple]) -> Graded:
+    way, args = job
+    if way == "warm":
+        from warmutil import grade_warm
+
+        return grade_warm(args)
+    return run_cold(args)
 
 
-_cold_cache: dict = {}
+def _key(args, way: str | None) -> tuple[str, tuple]:
+    args = tuple(str(a) for a in args)
+    return (way or way_of(args), args)
+
+
+def grade_jobs(jobs: list[tuple[str, tuple]], *, keep_going: bool = False) -> list[Graded | None]:
+    """Grade each (way, args) not graded yet this session, WORKERS at a time. With `keep_going`, a
+    grade that raises is left out (the test that reads it grades it again, and shows the error)."""
+    todo = [j for j in dict.fromkeys(jobs) if j not in _cache]
+    if any(way == "warm" for way, _ in todo):
+        from warmutil import grader
+
+        grader().start()
+
+    def run(job):
+        try:
+            return _run(job)
+        except Exception:
+            if keep_going:
+                return None
+            raise
+
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        for job, result in zip(todo, pool.map(run, todo)):
+            if result is not None:
+                _cache[job] = result
+    return [_cache.get(j) for j in jobs]
+
+
+def grade_many(arg_lists: list[tuple], way: str | None = None) -> list[Graded]:
+    """Grade each argument tuple (file first, then options), each once per session and way."""
+    return grade_jobs([_key(a, way) for a in arg_lists])
 
 
 def grade_cold_many(arg_lists: list[tuple]) -> list[Graded]:
-    """Grade each argument tuple through the CLI, whichever path grade_many would take."""
-    for a in arg_lists:  # a file outside the buggy matrices was graded cold already by grade_many
-        if a not in _cold_cache and a in _cache and not _is_buggy(a):
-            _cold_cache[a] = _cache[a]
-    todo = [a for a in dict.fromkeys(arg_lists) if a not in _cold_cache]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for args, result in zip(todo, pool.map(run_cold, todo)):
-            _cold_cache[args] = result
-    return [_cold_cache[a] for a in arg_lists]
+    """Grade each argument tuple through the CLI, whichever way grade_many would take."""
+    return grade_many(arg_lists, "cold")
 
 
 def grade(*args) -> Graded:
-    return grade_many([tuple(str(a) for a in args)])[0]
+    return grade_many([args])[0]
 
 
 def graded(path) -> tuple[int, dict]:
@@ -96,103 +122,46 @@ def graded(path) -> tuple[int, dict]:
     return result.code, result.report
 
 
+def message(path, check_id: str) -> str:
+    return grade(path).message(check_id)
+
+
 def statuses(report: dict) -> dict[str, str]:
     return {c["id"]: c["status"] for c in report["checks"]}
 
 
-def grade_exercise_files(exercise_dir: Path, buggy_dir: Path) -> None:
-    """Grade an exercise's reference, starter and every buggy file up front, two at a time."""
-    files = [exercise_dir / "reference.py", exercise_dir / "starter.py", *sorted(buggy_dir.glob("*.py"))]
-    grade_many([(str(f),) for f in files])
+# -- an exercise's grades: its reference and starter, and its buggy solutions as their headers ask ----
+
+def header_of(path: Path):
+    """The header of a buggy solution, or None where it does not read (test_mutants says why)."""
+    from quizapp.grading import mutants
+
+    try:
+        return mutants.read(path)
+    except (mutants.HeaderError, OSError, UnicodeDecodeError):
+        return None
 
 
-# -- the assertions every exercise's test module makes ----------------------------------------
-
-def assert_reference_passes(exercise_dir: Path, check_ids: list[str]) -> None:
-    code, report = graded(exercise_dir / "reference.py")
-    assert code == 0 and report["status"] == "pass", report
-    assert statuses(report) == {cid: "pass" for cid in check_ids}
+def mutant_args(path: Path, expect) -> tuple[str, ...]:
+    """How a buggy solution is graded: on the device its header names, if it names one."""
+    return (str(path), "--device", expect.device) if expect is not None and expect.device else (str(path),)
 
 
-def assert_starter_fails_cleanly(exercise_dir: Path, check_ids: list[str]) -> dict:
-    """Every check fails or errors with a message, none from the grader itself."""
-    code, report = graded(exercise_dir / "starter.py")
-    assert code == 1 and report["status"] == "fail", report
-    assert [c["id"] for c in report["checks"]] == list(check_ids)
-    for check in report["checks"]:
-        assert check["status"] in ("fail", "error"), check
-        assert check["message"] and "internal grader error" not in check["message"], check
-    assert "NotImplementedError" in report["checks"][0]["message"]
-    return report
+def exercise_jobs(exercise: str) -> list[tuple[str, tuple]]:
+    """Every grade test_mutants reads for one exercise, as (way, args)."""
+    from quizapp.grading import mutants
+
+    jobs = [_key((EXERCISES / exercise / name,), None) for name in ("reference.py", "starter.py")]
+    return jobs + [_key(mutant_args(p, header_of(p)), None) for p in mutants.buggy_files(BUGGY / exercise)]
 
 
-def assert_every_check_has_a_bug(buggy_dir: Path, must_fail: dict[str, set], check_ids: list[str],
-                                 others=()) -> None:
-    """Every check is failed by some bug, and every file in buggy_dir is a listed bug or one of
-    `others` (correct alternatives, solutions that raise), or the solution that does nothing."""
-    assert set().union(*must_fail.values()) == set(check_ids)
-    assert {p.stem for p in buggy_dir.glob("*.py")} == set(must_fail) | set(others) | {DOES_NOTHING}
+def exercise_record(folder: Path, exercise_id: str | None = None):
+    """The catalog's record of the exercise in `folder` (a copy, or a folder a test wrote), as the runner
+    takes it: a shipped exercise's links come with it, a test's own folder has none."""
+    from quizapp.catalog import Exercise, load_catalog
 
-
-def assert_passes(path: Path) -> None:
-    """A correct solution written another way passes every check."""
-    code, report = graded(path)
-    assert code == 0 and report["status"] == "pass", [c for c in report["checks"] if c["status"] != "pass"]
-
-
-def assert_bug_fails(path: Path, must_fail: set, *, may_also_not_pass: set = frozenset(),
-                     numbers: bool = True) -> None:
-    """The bug's checks fail (with numbers in the message, if asked); every other check passes,
-    except those allowed not to (e.g. a wrong shape that stops a formula from running)."""
-    code, report = graded(path)
-    assert code == 1
-    seen = statuses(report)
-    messages = {c["id"]: c["message"] for c in report["checks"] if c["status"] != "pass"}
-    not_passing = set(messages)
-    assert must_fail <= not_passing <= must_fail | set(may_also_not_pass), messages
-    for cid in must_fail:
-        assert seen[cid] == "fail", messages
-        assert messages[cid] and "internal grader error" not in messages[cid], messages
-        if numbers:
-            assert any(ch.isdigit() for ch in messages[cid]), messages[cid]
-
-
-def assert_errors_name_inputs(path: Path, errors: dict[str, str]) -> None:
-    """Each listed check errors, and its message starts with the inputs that made the solution raise."""
-    code, report = graded(path)
-    assert code == 1
-    for check in report["checks"]:
-        if check["id"] in errors:
-            assert check["status"] == "error", check
-            assert check["message"].startswith(errors[check["id"]]), check
-
-
-# -- debugging drills --------------------------------------------------------------------------
-
-DRILL_CHECKS = ("honest-fix", "matches-fixed-run")  # after the drill's own symptom check
-
-
-def assert_drill_starter_shows_symptom(exercise_dir: Path, symptom_id: str, words: tuple[str, ...]) -> None:
-    """The broken script runs, and fails its symptom check with a message that describes the symptom
-    in numbers; it hides nothing, so `honest-fix` passes."""
-    code, report = graded(exercise_dir / "starter.py")
-    assert code == 1 and report["status"] == "fail", report
-    assert [c["id"] for c in report["checks"]] == [symptom_id, *DRILL_CHECKS]
-    symptom = report["checks"][0]
-    assert symptom["status"] == "fail", symptom
-    assert all(w in symptom["message"] for w in words), symptom["message"]
-    assert any(ch.isdigit() for ch in symptom["message"])
-    assert statuses(report)["honest-fix"] == "pass", report
-
-
-def assert_cosmetic_fix_named(path: Path, words: tuple[str, ...], *, symptom_id: str, symptom_gone: bool) -> None:
-    """A fix that hides the symptom fails `honest-fix` with a message holding `words`, and fails
-    `matches-fixed-run` as a consequence; its symptom check passes when the symptom is hidden."""
-    code, report = graded(path)
-    assert code == 1, report
-    honest = next(c for c in report["checks"] if c["id"] == "honest-fix")
-    assert honest["status"] == "fail", honest
-    assert all(w in honest["message"] for w in words), honest["message"]
-    matches = next(c for c in report["checks"] if c["id"] == "matches-fixed-run")
-    assert matches["status"] == "fail" and "this follows from the check" in matches["message"], matches
-    assert statuses(report)[symptom_id] == ("pass" if symptom_gone else "fail"), report
+    exercise_id = exercise_id or folder.name
+    shipped = load_catalog().get(exercise_id)
+    if shipped is not None:
+        return shipped._replace(folder=folder)
+    return Exercise(exercise_id, exercise_id, "", 1, "", (), folder)

@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from gradeutil import exercise_record
 
-from quizapp.grading import contain, sandbox
+from quizapp.checking import sandbox
+from quizapp.grading import contain
 from quizapp.grading.runner import grade
 from quizapp.grading.warm import WarmGrader
 
@@ -63,7 +65,7 @@ def run(learner: Path, way: str, monkeypatch):
         monkeypatch.setenv(contain.OFF_ENV, "1")
     warm = WarmGrader() if way == "warm" else None
     try:
-        return grade(learner, LABEL_SMOOTHING, exercise_id="label_smoothing", warm=warm)
+        return grade(learner, exercise_record(LABEL_SMOOTHING), warm=warm)
     finally:
         if warm is not None:
             warm.close()
@@ -80,7 +82,7 @@ def test_a_solution_never_spoils_its_own_file_for_the_next_grade(way, hostile, q
     assert "ALLOWED chmod own file" in report.output, (report.status, report.message)  # its own file is the private copy
     assert os.access(learner, os.R_OK) and learner.stat().st_mode & 0o777 == 0o644
     assert report.status == "fail"
-    again = grade(learner, LABEL_SMOOTHING, exercise_id="label_smoothing")  # the next grade can read it
+    again = grade(learner, exercise_record(LABEL_SMOOTHING))  # the next grade can read it
     assert again.status == "fail" and "ALLOWED chmod own file" in again.output, again.message
 
 
@@ -124,7 +126,7 @@ def test_the_report_says_why_there_were_no_namespaces(way, hostile, monkeypatch)
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="the process count is read from /proc")
 @pytest.mark.parametrize("way", ["cold", "warm"])
 def test_a_grade_cannot_write_a_huge_file_or_start_processes_without_end(way, monkeypatch):
-    from quizapp.grading.child import FILE_SIZE_CAP, PROCESSES_ABOVE_NOW
+    from quizapp.checking.entry import FILE_SIZE_CAP, PROCESSES_ABOVE_NOW
 
     report = run(Path(__file__).parent / "hostile" / "big_file.py", way, monkeypatch)
     assert FILE_SIZE_CAP == 1 << 30
@@ -161,8 +163,8 @@ def test_processes_a_grade_starts_share_its_memory(way, monkeypatch):
         monkeypatch.setenv(contain.OFF_ENV, "1")
     warm = WarmGrader() if way == "warm" else None
     try:
-        report = grade(Path(__file__).parent / "hostile" / "memory_in_children.py", LABEL_SMOOTHING,
-                       exercise_id="label_smoothing", warm=warm, memory_mb=1500, timeout=100)
+        report = grade(Path(__file__).parent / "hostile" / "memory_in_children.py", exercise_record(LABEL_SMOOTHING),
+                       warm=warm, memory_mb=1500, timeout=100)
     finally:
         if warm is not None:
             warm.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gradeutil import grade_many
+from gradeutil import exercise_record, grade_many
 from warmutil import grade_warm_many
 
 from quizapp.grading.result import CheckResult, overall_status
@@ -75,7 +75,7 @@ def test_the_methods_of_the_solutions_classes_return_plain_values():
 
     import torch
 
-    from quizapp.grading.harness import SolutionView
+    from quizapp.checking.harness import SolutionView
 
     class Sneaky(torch.Tensor):
         pass
@@ -137,7 +137,7 @@ class Liar(torch.Tensor):
 
 
 def test_plain_turns_subclasses_into_base_types_and_keeps_the_graph():
-    from quizapp.grading.harness import plain
+    from quizapp.checking.harness import plain
 
     x = torch.ones(3, requires_grad=True)
     lie = (x * 2).as_subclass(Liar)
@@ -154,7 +154,7 @@ def test_plain_turns_subclasses_into_base_types_and_keeps_the_graph():
 
 
 def test_plain_refuses_a_tensor_that_dispatches_itself():
-    from quizapp.grading.harness import CheckFailed, plain
+    from quizapp.checking.harness import CheckFailed, plain
 
     class Dispatching(torch.Tensor):
         @classmethod
@@ -168,7 +168,7 @@ def test_plain_refuses_a_tensor_that_dispatches_itself():
 # -- which skips count ---------------------------------------------------------------------------
 
 CHECKS_SOURCE = '''
-from quizapp.grading.harness import skip
+from quizapp.checking.harness import skip
 
 
 def needs_cuda(ctx):
@@ -188,8 +188,8 @@ def caught(fn, *args):
 
 
 def test_a_skip_counts_only_when_every_frame_is_the_checks(tmp_path):
-    from quizapp.grading.child import load_module
-    from quizapp.grading.harness import CheckSkipped, skip, skip_is_the_checks
+    from quizapp.checking.harness import CheckSkipped, skip, skip_is_the_checks
+    from quizapp.checking.loading import load_module
 
     (tmp_path / "checks.py").write_text(CHECKS_SOURCE)
     checks = load_module("quizapp_test_hostile_checks", tmp_path / "checks.py")
@@ -208,7 +208,7 @@ def test_a_skip_counts_only_when_every_frame_is_the_checks(tmp_path):
 
 
 SKIPPING_CHECKS = '''
-from quizapp.grading.harness import Checks, Required, fail, skip
+from quizapp.checking.harness import Checks, Required, fail, skip
 
 CHECKS = Checks(Required("answer", "() -> int"))
 
@@ -237,6 +237,6 @@ def test_the_checks_own_skip_is_still_a_skip(tmp_path, way):
     (exercise / "reference.py").write_text("def answer():\n    return 42\n")
     solution = tmp_path / "solution.py"
     solution.write_text("def answer():\n    return 42\n")
-    report = grade(solution, exercise, exercise_id="toy", device="cpu", warm=grader() if way == "warm" else None)
+    report = grade(solution, exercise_record(exercise, "toy"), device="cpu", warm=grader() if way == "warm" else None)
     assert [(c.id, c.status) for c in report.checks] == [("needs-cuda", "skip"), ("answer", "pass")]
     assert report.status == "pass" and report.checks[0].message == "needs CUDA"

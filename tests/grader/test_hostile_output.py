@@ -15,8 +15,9 @@ from rich.console import Console
 from warmutil import grade_warm_many
 
 from quizapp.catalog import load_catalog
+from quizapp.checking.protocol import MESSAGE_CAP
 from quizapp.grading.render import print_report
-from quizapp.grading.result import MESSAGE_CAP, SHOWN_CAP, CheckResult, GradeReport, printable, shown_messages
+from quizapp.grading.result import SHOWN_CAP, CheckResult, GradeReport, printable, shown_messages
 
 HOSTILE = Path(__file__).parent / "hostile"
 CONTROL = [chr(c) for c in range(32) if chr(c) not in "\n\t"] + ["\x7f", "\x9b", "\u202e"]

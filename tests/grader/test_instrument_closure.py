@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from quizapp.grading import instrument
-from quizapp.grading.instrument import LOG
+from quizapp.checking import instrument
+from quizapp.checking.instrument import LOG
 
 
 def make():

@@ -11,11 +11,12 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from gradeutil import EXERCISES, grade_many
-from warmutil import grade_warm_many
+from gradeutil import EXERCISES, grade_many, run_cold
+from warmutil import grade_warm, grade_warm_many
 
 MARK = "# quizapp: exercise=amp_training\n"
 SIG = ("def train_with_amp(model, loader, optimizer, loss_fn, epochs, *, device, amp_dtype=torch.float16, "
@@ -29,8 +30,6 @@ CASES = {
     "wrong_signature": MARK + "import torch\n\ndef train_with_amp(model, loader, optimizer):\n    return []\n",
     "raises_inside": MARK + "import torch\n\n" + SIG + "    for batch in loader:\n        helper(batch)\n\n"
                     "def helper(batch):\n    raise ValueError('bad batch shape')\n",
-    "infinite_loop": MARK + "import torch\n\n" + SIG + "    while True:\n        pass\n",
-    "sleeps": MARK + "import time, torch\n\n" + SIG + "    time.sleep(600)\n",
     "sys_exit_at_import": MARK + "import sys\nsys.exit(0)\n",
     "os_exit_at_import": MARK + "import os\nos._exit(0)\n",
     "sys_exit_inside": MARK + "import sys, torch\n\n" + SIG + "    sys.exit(0)\n",
@@ -53,8 +52,7 @@ def results(request, tmp_path_factory):
     for name, text in CASES.items():
         path = folder / f"{name}.py"
         path.write_text(text)
-        extra = ("--timeout", "15") if name in ("infinite_loop", "sleeps") else ()
-        jobs[name] = (str(path), "--exercise", "amp_training", *extra)
+        jobs[name] = (str(path), "--exercise", "amp_training")
     latin = folder / "latin1.py"
     latin.write_bytes(MARK.encode() + "# caf\xe9\nimport torch\n".encode("latin-1"))
     jobs["not_utf8"] = (str(latin),)
@@ -99,12 +97,55 @@ def test_exception_inside_shows_the_learners_frames(results):
     assert "quizapp" not in message.split("\n", 1)[1]  # only the learner's frames
 
 
-@pytest.mark.parametrize("name", ["infinite_loop", "sleeps"])
-def test_timeout_kills_the_solution(results, name):
-    result = results[name]
+# Solutions that never end: each writes its STARTED file where the endless part begins.
+ENDLESS = {
+    "infinite_loop": "    while True:\n        pass\n",
+    "sleeps": "    time.sleep(600)\n",
+}
+# The first timeout tried, by way: a little more than a grade takes to reach the solution's code on an
+# idle machine (a forked warm child is there at once; a cold one first imports torch).
+FIRST_TIMEOUT_S = {"cold": 4.0, "warm": 2.0}
+
+
+def until_it_times_out(grade_with, started: Path, first_s: float, last_s: float = 64.0):
+    """Grade with the shortest timeout that lets the solution reach its endless part (it writes `started`
+    there): a timeout that struck before would test the start-up, not the solution. A busy machine
+    starts grades slower, so the timeout doubles until the solution started, up to `last_s`.
+    (result, the timeout that struck)."""
+    timeout = first_s
+    while True:
+        result = grade_with(f"{timeout:g}")
+        if started.exists() or timeout >= last_s:
+            return result, timeout
+        timeout *= 2
+
+
+@pytest.fixture(scope="module", params=["cold", "warm"])
+def endless(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("endless")
+    grade_way = run_cold if request.param == "cold" else grade_warm
+
+    def run(name):
+        started = folder / f"{name}.started"
+        path = folder / f"{name}.py"
+        path.write_text(MARK + "import time, torch\n\n" + SIG + f"    open({str(started)!r}, 'w').close()\n"
+                        + ENDLESS[name])
+        result, timeout = until_it_times_out(
+            lambda t: grade_way((str(path), "--exercise", "amp_training", "--timeout", t)), started,
+            FIRST_TIMEOUT_S[request.param])
+        return result, timeout, started.exists()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(ENDLESS, pool.map(run, ENDLESS)))
+
+
+@pytest.mark.parametrize("name", sorted(ENDLESS))
+def test_timeout_kills_the_solution(endless, name):
+    result, timeout, started = endless[name]
+    assert started, f"the solution never started, even with a timeout of {timeout:g} s"
     assert result.code == 1 and result.report["status"] == "error"
-    assert "timed out after 15 s" in result.report["message"]
-    assert result.report["duration_s"] < 60
+    assert f"timed out after {timeout:g} s" in result.report["message"]
+    assert result.report["duration_s"] < timeout + 45  # killed at the timeout, not left to run
 
 
 @pytest.mark.parametrize("name,needle", [
@@ -173,14 +214,18 @@ def test_usage_errors_exit_2(tmp_path):
 def test_no_child_process_is_left_behind(tmp_path):
     mark = f"quizapp-test-{secrets.token_hex(6)}"  # found by command line: pids differ in a grade's own PID namespace
     solution = tmp_path / "spawner.py"
+    started = tmp_path / "started"
     solution.write_text(MARK + textwrap.dedent(f"""
         import subprocess, sys, torch
         {SIG.strip()}
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", {mark!r}])
+            open({str(started)!r}, "w").close()
             while True:
                 pass
     """))
-    out = cli(str(solution), "--timeout", "15", "--json")
+    out, _ = until_it_times_out(lambda t: cli(str(solution), "--timeout", t, "--json"), started,
+                                FIRST_TIMEOUT_S["cold"])
+    assert started.exists(), "the solution never started its child"
     assert out.returncode == 1 and "timed out" in json.loads(out.stdout)["message"]
     assert no_process_with(mark)
 
@@ -192,6 +237,16 @@ def running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state not in ("Z", "X")
+
+
+def stopped(pid: int, within_s: float = 10.0) -> bool:
+    """The process is gone (or a zombie) within `within_s`: a kill may still be on its way."""
+    deadline = time.monotonic() + within_s
+    while running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def no_process_with(mark: str, within_s: float = 10.0) -> bool:

@@ -1,4 +1,4 @@
-"""The grade's child sandbox (quizapp.grading.sandbox). Applying it cannot be undone, so every case
+"""The grade's child sandbox (quizapp.checking.sandbox). Applying it cannot be undone, so every case
 applies it in a fresh Python process and reads back, as JSON, what that process could and could not
 do. Where the kernel lacks a Landlock feature the case is skipped, with the reason."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from quizapp.grading import sandbox
+from quizapp.checking import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 ABI, NO_LANDLOCK = sandbox.landlock_abi()
@@ -32,7 +32,7 @@ needs_scopes = pytest.mark.skipif(ABI < 6, reason=f"signal and socket scopes nee
 PRELUDE = '''
 import errno, json, os, signal, socket, subprocess, sys, threading, time
 from pathlib import Path
-from quizapp.grading import sandbox
+from quizapp.checking import sandbox
 
 results = {}
 

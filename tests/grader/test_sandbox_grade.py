@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from gradeutil import exercise_record
 
-from quizapp.grading import sandbox
+from quizapp.checking import sandbox
 from quizapp.grading.runner import grade
 from quizapp.grading.warm import WarmGrader
 
@@ -44,7 +45,7 @@ def test_a_solution_cannot_reach_outside_its_grade(way, exercise_copy, quizapp_h
     before = store_file.read_bytes(), (exercise_copy / "checks.py").read_bytes()
     warm = WarmGrader() if way == "warm" else None
     try:
-        report = grade(HOSTILE, exercise_copy, exercise_id="label_smoothing", warm=warm)
+        report = grade(HOSTILE, exercise_record(exercise_copy, "label_smoothing"), warm=warm)
     finally:
         if warm is not None:
             warm.close()
@@ -124,7 +125,7 @@ def test_a_solution_dies_with_its_killed_grader(sig, inherited, tmp_path):
         solution_pids: set[int] = set()
         while time.monotonic() < deadline and not solution_pids:
             solution_pids = {pid for pid in descendants(grader.pid)
-                             if b"quizapp.grading.child" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+                             if b"quizapp.checking.entry" in Path(f"/proc/{pid}/cmdline").read_bytes()}
             time.sleep(0.2)
         assert solution_pids, "the solution never started"
         os.kill(grader.pid, sig)
@@ -151,8 +152,8 @@ def test_a_warm_grade_writes_its_temp_files_in_its_own_folder(monkeypatch):
     monkeypatch.delenv("QUIZAPP_GRADE_WRITABLE", raising=False)
     warm = WarmGrader()
     try:
-        report = grade(ROOT / "exercises" / "ddp_accumulation" / "reference.py", ROOT / "exercises" / "ddp_accumulation",
-                       exercise_id="ddp_accumulation", warm=warm)
+        report = grade(ROOT / "exercises" / "ddp_accumulation" / "reference.py",
+                       exercise_record(ROOT / "exercises" / "ddp_accumulation"), warm=warm)
     finally:
         warm.close()
     assert report.status == "pass", [(c.id, c.message) for c in report.checks if c.status != "pass"]

@@ -1,24 +1,26 @@
 """Grade solution files through the warm grader, the way `quizapp grade --json` grades them cold.
 
 One zygote serves the whole test session; results come back as gradeutil's `Graded`, so the same
-assertions read both paths.
+assertions read both ways, and are kept in gradeutil's one cache. The full report of each warm grade
+(with the checks' data, the plots, which --json leaves out) is kept too: `warm_report`.
 """
 
 from __future__ import annotations
 
 import atexit
-from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
-from gradeutil import Graded
+from gradeutil import Graded, grade_many
 
 from quizapp.catalog import load_catalog
 from quizapp.grading.resolve import UsageError, resolve_exercise
+from quizapp.grading.result import GradeReport
 from quizapp.grading.runner import grade
 from quizapp.grading.warm import WarmGrader
 
 _grader: WarmGrader | None = None
-_cache: dict = {}
+_reports: dict[tuple, GradeReport] = {}
 
 
 def grader() -> WarmGrader:
@@ -36,6 +38,11 @@ def close() -> None:
         _grader = None
 
 
+@cache
+def catalog():
+    return load_catalog()
+
+
 def _options(args: tuple) -> tuple[Path, dict]:
     file, rest, options = Path(args[0]), list(args[1:]), {}
     while rest:
@@ -47,26 +54,29 @@ def _options(args: tuple) -> tuple[Path, dict]:
 def grade_warm(args: tuple) -> Graded:
     """What `quizapp grade ARGS --json` says (exit code and JSON), graded by a forked child."""
     file, options = _options(args)
-    catalog = load_catalog()
+    catalog_ = catalog()
     try:
-        exercise_id = resolve_exercise(file, options.get("exercise"), catalog)
+        exercise_id = resolve_exercise(file, options.get("exercise"), catalog_)
     except UsageError as exc:
         return Graded(2, {"status": "error", "message": str(exc), "checks": []}, str(exc))
-    report = grade(file, catalog[exercise_id].folder, exercise_id=exercise_id, device=options.get("device", "auto"),
-                   timeout=float(options.get("timeout", 120)), warm=grader(), links=catalog[exercise_id].questions)
+    report = grade(file, catalog_[exercise_id], device=options.get("device", "auto"),
+                   timeout=float(options.get("timeout", 120)), warm=grader())
+    _reports[tuple(str(a) for a in args)] = report
     report.file = str(file)
     code = 2 if report.status == "usage" else report.exit_code
     return Graded(code, report.to_json(), "")
 
 
 def grade_warm_many(arg_lists: list[tuple]) -> list[Graded]:
-    """Grade each argument tuple warm (reusing earlier results), two at a time."""
-    todo = [a for a in dict.fromkeys(arg_lists) if a not in _cache]
-    grader().start()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for args, result in zip(todo, pool.map(grade_warm, todo)):
-            _cache[args] = result
-    return [_cache[a] for a in arg_lists]
+    """Grade each argument tuple warm, each once per session."""
+    return grade_many(arg_lists, "warm")
+
+
+def warm_report(*args) -> GradeReport:
+    """The whole report of the session's warm grade of ARGS (graded now if it was not yet)."""
+    key = tuple(str(a) for a in args)
+    grade_warm_many([key])
+    return _reports[key]
 
 
 def comparable(report: dict) -> dict:

@@ -14,10 +14,10 @@ from tuihelp import DATA, NOW, SIZE, SMALL, SOLVED, STARTER, ReviewGrader, pack_
 
 from quizapp.catalog import load_catalog
 from quizapp.study.due import exercise_state
+from quizapp.study.plan import DEFAULT_CARD_S, DayLoad, HomePlan, about, today_lines
 from quizapp.study.schedule import record_review
 from quizapp.study.stats import exercise_seconds
 from quizapp.study.store import Store
-from quizapp.tui.plan import DEFAULT_CARD_S, DayLoad, HomePlan, about, today_lines
 from quizapp.tui.screens.dialogs import PathScreen
 from quizapp.tui.screens.exercise import ExerciseScreen
 from quizapp.tui.screens.exercises import ExercisesScreen

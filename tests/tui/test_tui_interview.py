@@ -486,3 +486,62 @@ async def test_the_report_screen_shows_a_topics_questions_and_exercise_apart_fro
     cells = [cell.strip() for cell in row.strip("│ ").split("│")]
     assert cells[1] == f"{topic.question_score:.0%}" and cells[4] == "1/2 checks 50%" and cells[5] == f"{topic.score:.0%}"
     assert topic.question_score != topic.score  # the exercise moved the combined: the parts show by how much
+
+
+class UnsavedGrader:
+    """Stands in for the app's grader when the store refuses the grade's write: the report comes, then
+    the notice that it was not saved (as the warm grader posts them)."""
+
+    def warm_up(self) -> None:
+        pass
+
+    async def grade(self, path, exercise, post, *, token=None) -> None:
+        from quizapp.grading.result import CheckResult, GradeReport
+        from quizapp.tui.grading import CheckFinished, GradeFinished, GradeNotSaved, GradeStarted
+
+        check = CheckResult("scaled", "Scales the loss", "pass")
+        post(GradeStarted("cpu", "2.13", [(check.id, check.title)], token))
+        post(CheckFinished(check, token))
+        post(GradeFinished(GradeReport(exercise.id, str(path), "pass", None, "cpu", "2.13", 0.5, [check]), token))
+        post(GradeNotSaved("database is locked", token))
+
+
+async def test_a_grade_that_could_not_be_saved_is_said_in_the_interview(make_app):
+    clock = FakeClock()
+    app = make_app(bank=interview_bank(), now=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        app.context.grader = UnsavedGrader()
+        screen = await open_interview(pilot)
+        clock.advance(minutes=3, seconds=1)
+        await screen.tick()
+        await pilot.pause()
+        await accept_starter_path(pilot, "./interview_scaled_loop.py")
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        assert app.screen.card.exercise.status == "pass"  # the interview counts the grade all the same
+        assert any("The grade was not saved: database is locked" in str(n.message) for n in app._notifications)
+
+
+async def test_a_number_with_a_unit_is_asked_again_not_saved_as_wrong(make_app):
+    """As in the quiz, `review` and the command-line interview: "1 GiB" is no answer yet."""
+    from quizapp.interview.plan import Plan
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        context = app.context
+        question = context.bank.questions["sc-numeric"]
+        plan = Plan(minutes=3, questions=(question,), exercise=None, exercise_minutes=0.0)
+        screen = InterviewScreen(context, Interview(plan, context.bank, context.store, clock=context.now))
+        await app.push_screen(screen)
+        await pilot.pause()
+        typed = screen.query_one("#answer", Input)
+        typed.value = "1 GiB"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("without 'GiB'" in str(n.message) for n in app._notifications)
+        assert not screen.revealed and not typed.disabled and screen.interview.current is question
+        assert context.store.answers() == []
+        typed.value = "65504"
+        await pilot.press("enter", "ctrl+s")
+        await settle(pilot)
+        assert [(a["question_id"], a["correct"]) for a in context.store.answers()] == [("sc-numeric", 1)]

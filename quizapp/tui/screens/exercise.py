@@ -19,29 +19,28 @@ from pathlib import Path
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalGroup, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Markdown, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
 
 from quizapp.bank.titles import titles_of
 from quizapp.catalog import Exercise
-from quizapp.grading.saves import change_summary, file_state
+from quizapp.grading.saves import change_summary
 from quizapp.study.due import exercise_state, next_free_path
 from quizapp.study.exercise_schedule import ExerciseState
 from quizapp.study.store import GradeRecord, StoreError
 from quizapp.tui.context import StudyContext
-from quizapp.tui.editing import edit_here, edit_outside
-from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeNotSaved, GradeStarted
-from quizapp.tui.savewatch import FileSaved, SaveWatcher
+from quizapp.tui.savewatch import SaveWatcher
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
+from quizapp.tui.screens.editing import edit_here, edit_outside
 from quizapp.tui.widgets.bars import stars
 from quizapp.tui.widgets.codeblock import CodeMarkdown
 from quizapp.tui.widgets.footer import KeysFooter
+from quizapp.tui.widgets.gradepanel import GradePanel
 from quizapp.tui.widgets.results import GradeResults
 from quizapp.tui.widgets.titlebar import TitleBar
 
@@ -70,13 +69,8 @@ class ExerciseScreen(Screen):
         self.hints_shown = 0
         self.reference_unlocked = False  # the learner chose to read the reference before passing
         self.reference_seen = False  # recorded once per screen
-        self.grading = False
         self.passed_now = False
-        self.grade_token: object | None = None  # the running grade's; messages of older ones are dropped
-        self.graded_state: tuple | None = None  # the file as last graded here: a save that changes it regrades
         self.last_statuses: dict[str, str] | None = None
-        self.grade_worker: Worker | None = None
-        self.saves = SaveWatcher(self)
         # This exercise's grades, read from the store when the screen opens and after each grade
         # (not on every redraw or binding check).
         self.grades: list[GradeRecord] = []
@@ -128,7 +122,8 @@ class ExerciseScreen(Screen):
                     yield VerticalGroup(id="hints")  # as tall as its hints: the statement's scroll reaches them
             with TabPane("Results", id="results"):
                 with VerticalScroll():
-                    yield GradeResults(id="grade-results")
+                    # Saving the file grades it again, once it was graded here (as `quizapp watch` does).
+                    yield GradePanel(self.context, self.exercise, regrade_on_save=True, id="grade-panel")
             with TabPane("Solution", id="solution"):
                 with VerticalScroll():
                     yield Static(id="reference")
@@ -162,7 +157,7 @@ class ExerciseScreen(Screen):
         line.append_text(self.schedule_line())
         self.query_one("#file-line", Static).update(line)
         self.refresh_bindings()
-        self.saves.watch(self.path)
+        self.panel.watch(self.path, self.label)
 
     def schedule_line(self) -> Text:
         """A second line once the exercise is on the schedule: due for review, or when it comes back."""
@@ -344,55 +339,42 @@ class ExerciseScreen(Screen):
 
     def reset_to_starter(self) -> None:
         self.write_starter(self.path)
-        if self.graded_state is not None:
-            # The starter is not graded by itself (it would only add a failed attempt); the next save is.
-            self.graded_state = file_state(self.path)
+        # The starter is not graded by itself (it would only add a failed attempt); the next save is.
+        self.panel.ungraded_save()
 
     # -- grading ----------------------------------------------------------------------------
 
-    def action_grade(self) -> None:
-        if not self._need_file():
-            return
-        self.grading = True
-        self.graded_state = file_state(self.path)
-        self.results.begin(self.label)
-        self.action_tab("results")
-        self.refresh_bindings()
-        # Each message carries this grade's token: read on arrival, a newer grade may have started meanwhile.
-        self.grade_token = object()
-        self.grade_worker = self.grade(self.path, self.grade_token)
-
-    def current(self, message) -> bool:
-        return message.token is self.grade_token
+    @property
+    def panel(self) -> GradePanel:
+        return self.query_one(GradePanel)
 
     @property
     def results(self) -> GradeResults:
-        return self.query_one("#grade-results", GradeResults)
+        return self.panel.results
 
-    # exclusive: starting a grade cancels the one running, which stops its process group
-    @work(exclusive=True, group="grade", exit_on_error=False)
-    async def grade(self, path: Path, token: object) -> None:
-        await self.context.grader.grade(path, self.exercise, self.post_message, token=token)
+    @property
+    def grading(self) -> bool:
+        return self.panel.grading
+
+    @property
+    def saves(self) -> SaveWatcher:
+        return self.panel.saves
+
+    def action_grade(self) -> None:
+        if self._need_file():
+            self.panel.grade(self.path, self.label)
 
     def action_cancel(self) -> None:
-        self.workers.cancel_group(self, "grade")
+        self.panel.cancel()
 
-    @on(GradeStarted)
-    def _started(self, message: GradeStarted) -> None:
-        if self.current(message):
-            self.results.started(message.device, message.torch, message.checks)
+    @on(GradePanel.Grading)
+    def _grading(self) -> None:
+        self.action_tab("results")
+        self.refresh_bindings()
 
-    @on(CheckFinished)
-    def _check(self, message: CheckFinished) -> None:
-        if self.current(message):
-            self.results.check_done(message.check)
-
-    @on(GradeFinished)
-    def _finished(self, message: GradeFinished) -> None:
-        if not self.current(message):
-            return
+    @on(GradePanel.Graded)
+    def _graded(self, message: GradePanel.Graded) -> None:
         report = message.report
-        self.results.finished(report)
         if report.review:  # the questions the failed checks rest on: due now, first in the next review
             self.results.show_review(*titles_of(report.review, self.context.bank.questions))
         statuses = {c.id: c.status for c in report.checks}
@@ -404,6 +386,11 @@ class ExerciseScreen(Screen):
                         title="Passed")
         elif change:
             self.notify(change, title="Since the last grade")
+        self.refresh_file_line()  # the grader recorded the grade in the store
+
+    @on(GradePanel.Failed)
+    def _failed(self) -> None:
+        self.refresh_file_line()
 
     def next_on_path(self) -> str:
         """After a pass: the next exercise on the path (weakest topic first, then the easiest, not yet passed)."""
@@ -415,42 +402,3 @@ class ExerciseScreen(Screen):
         except StoreError:
             return ""
         return f"\nNext on your path: {upcoming.title} ({upcoming.id})." if upcoming is not None else ""
-
-    @on(GradeFailed)
-    def _failed(self, message: GradeFailed) -> None:
-        if self.current(message):
-            self.results.failed(message.reason)
-
-    @on(GradeNotSaved)
-    def _not_saved(self, message: GradeNotSaved) -> None:
-        self.notify(f"The grade was not saved: {message.reason}", severity="error")
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "grade" or not event.worker.is_finished:
-            return
-        if event.worker is not self.grade_worker:
-            return  # an older grade that a newer one replaced: the newer one owns the pane
-        if event.state == WorkerState.CANCELLED:
-            self.results.cancelled()
-        elif event.state == WorkerState.ERROR:
-            self.results.failed(f"Grading failed inside quizapp: {event.worker.error}")
-        self.grading = False
-        self.refresh_file_line()  # the grader recorded the grade in the store
-
-    # -- regrade on save --------------------------------------------------------------------
-
-    def on_unmount(self) -> None:
-        self.saves.stop()
-
-    @on(FileSaved)
-    def _saved(self, message: FileSaved) -> None:
-        self.saved(message.path)
-
-    def saved(self, path: Path) -> None:
-        """Grade again after a save, once this screen has graded the file (as `quizapp watch` does)."""
-        if path != self.path or self.graded_state is None:
-            return
-        state = file_state(path)
-        if state is None or state == self.graded_state:
-            return
-        self.action_grade()

@@ -19,10 +19,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from quizapp.study.plan import exercise_schedules
 from quizapp.study.stats import exercise_stats
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import ExerciseRequested
-from quizapp.tui.plan import exercise_schedules
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import best_result, exercise_status, stars
 from quizapp.tui.widgets.footer import KeysFooter
@@ -200,7 +200,7 @@ class ExercisesScreen(Screen):
     def refresh_rows(self, cursors: dict[str, int] | None = None) -> None:
         """The rows anew, each table's cursor on the row it was on (or, by table id, on `cursors`)."""
         stats = {e.exercise_id: e for e in exercise_stats(self.context.store, tuple(self.context.catalog))}
-        states = exercise_schedules(self.context)
+        states = exercise_schedules(self.context.store, self.context.catalog)
         now = self.context.now()
         for table_id, drills in (("exercises", False), ("drills", True)):
             table = self.query_one(f"#{table_id}", ExerciseTable)

@@ -15,11 +15,11 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from quizapp import paths
+from quizapp.study.plan import DAY_NAMES, HomePlan, home_plan, today_lines
 from quizapp.study.stats import MASTERY_SHORT, Stats
 from quizapp.study.store import StoreFailed
 from quizapp.tui.context import StudyContext
 from quizapp.tui.messages import StudyRequested
-from quizapp.tui.plan import DAY_NAMES, HomePlan, home_plan, today_lines
 from quizapp.tui.widgets.bars import bar
 from quizapp.tui.widgets.footer import KeysFooter
 from quizapp.tui.widgets.tiles import Tiles
@@ -184,7 +184,7 @@ class HomeScreen(Screen):
             self._show_topics(stats)
 
     def _show_plan(self, stats: Stats) -> None:
-        plan = home_plan(self.context, stats)
+        plan = home_plan(self.context.store, self.context.catalog, stats, self.context.now())
         if plan.next_due is not None and (self._redraw_at is None or plan.next_due < self._redraw_at):
             self._redraw_at = plan.next_due  # an exercise coming due
         self._show_tiles(stats, plan)

@@ -7,13 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Input, Static, TextArea
-from textual.worker import Worker, WorkerState
 
 from quizapp.bank.answers import check_answer
 from quizapp.bank.kinds import kind_of
@@ -21,18 +20,18 @@ from quizapp.interview import Interview
 from quizapp.interview.render import clock_text, countdown_words
 from quizapp.interview.session import EXERCISE, QUESTIONS
 from quizapp.interview.starter import suggested_path, write_starter
+from quizapp.study.session import reply_problem
 from quizapp.tui.context import StudyContext
-from quizapp.tui.editing import edit_here, edit_outside
-from quizapp.tui.grading import CheckFinished, GradeFailed, GradeFinished, GradeStarted
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.dialogs import ConfirmScreen, PathScreen
+from quizapp.tui.screens.editing import edit_here, edit_outside
 from quizapp.tui.widgets.answers import answer_widget
 from quizapp.tui.widgets.codeblock import CodeMarkdown
 from quizapp.tui.widgets.footer import KeysFooter
+from quizapp.tui.widgets.gradepanel import GradePanel
 from quizapp.tui.widgets.keypoints import KeyPointList
 from quizapp.tui.widgets.question import QuestionPanel, verdict_text
 from quizapp.tui.widgets.rating import RatingBar
-from quizapp.tui.widgets.results import GradeResults
 from quizapp.tui.widgets.titlebar import TitleBar
 
 TICK_S = 1.0  # the countdown's refresh
@@ -77,7 +76,7 @@ class InterviewScreen(Screen):
         self.context = context
         self.interview = interview
         self.revealed = False  # the current question's answer is in; waiting for "next"
-        self.grading = False
+        self.grading = False  # the exercise is being graded: the interview ends when the panel says how it went
         self.exercise_path: Path | None = None  # None until the learner has said where the starter goes
         self.card_text = ""
         self.response = None
@@ -170,6 +169,9 @@ class InterviewScreen(Screen):
             if self.response is None:
                 self.notify(kind_of(q.type).empty, severity="warning", timeout=3)
                 return
+            if (problem := reply_problem(q, self.response)) is not None:
+                self.notify(problem, title="Not a number", severity="warning", timeout=6)  # asked again, not marked wrong
+                return
             answer.show_result(q)
         self.interview.submit()
         self.revealed = True
@@ -258,10 +260,9 @@ class InterviewScreen(Screen):
             Static(id="iv-file-line", classes="quiz-meta"),
             CodeMarkdown(ex.statement, id="iv-statement"),
             Static(id="iv-file-hint", classes="dim quiz-hint"),
-            GradeResults(id="grade-results"),
+            # Not the results' own "press g" (the exercise screen's key): the hint above says what to press here.
+            GradePanel(self.context, ex, idle="Not graded yet.", id="grade-panel"),
         )
-        # GradeResults says "press g", the exercise screen's key; the hint above says what to press here.
-        self.query_one("#grade-status", Static).update("Not graded yet.")
         self.context.grader.warm_up()  # torch loads in the zygote while the learner reads the statement
         self.show_file()
         self.set_focus(None)
@@ -333,40 +334,22 @@ class InterviewScreen(Screen):
             return
         self.grading = True
         self.close_screens_above()
-        results = self.query_one("#grade-results", GradeResults)
-        results.begin(self.context.show_path(self.exercise_path))
-        self.call_after_refresh(self.query_one("#iv-pane", VerticalScroll).scroll_to_widget, results, animate=False)
-        self.refresh_bindings()
-        self.grade(self.exercise_path)
-
-    @work(exclusive=True, group="interview-grade", exit_on_error=False)
-    async def grade(self, path: Path) -> None:
+        panel = self.query_one(GradePanel)
         # The app's one grader: warm, and it records the grade in the app's store, as the exercise screen's does.
-        await self.context.grader.grade(path, self.interview.plan.exercise, self.post_message)
+        panel.grade(self.exercise_path, self.context.show_path(self.exercise_path))
+        self.call_after_refresh(self.query_one("#iv-pane", VerticalScroll).scroll_to_widget, panel, animate=False)
+        self.refresh_bindings()
 
-    @on(GradeStarted)
-    def _started(self, message: GradeStarted) -> None:
-        self.query_one("#grade-results", GradeResults).started(message.device, message.torch, message.checks)
-
-    @on(CheckFinished)
-    def _check(self, message: CheckFinished) -> None:
-        self.query_one("#grade-results", GradeResults).check_done(message.check)
-
-    @on(GradeFinished)
-    def _graded(self, message: GradeFinished) -> None:
+    @on(GradePanel.Graded)
+    def _graded(self, message: GradePanel.Graded) -> None:
         self.interview.exercise_graded(message.report.to_json())
+        self.grading = False
+        self.finish()
 
-    @on(GradeFailed)
-    def _failed(self, message: GradeFailed) -> None:
-        self.interview.exercise_graded(None, message.reason)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "interview-grade" or not event.worker.is_finished:
-            return
-        if event.state == WorkerState.ERROR:
-            self.interview.exercise_graded(None, f"grading failed inside quizapp: {event.worker.error}")
-        elif self.interview.phase == EXERCISE:
-            self.interview.exercise_graded(None, "grading was cancelled")
+    @on(GradePanel.Failed)
+    def _failed(self, message: GradePanel.Failed) -> None:
+        if self.interview.phase == EXERCISE:  # not after the end: a grade cancelled by leaving comes back after it
+            self.interview.exercise_graded(None, message.reason)
         self.grading = False
         self.finish()
 
@@ -381,7 +364,8 @@ class InterviewScreen(Screen):
     def action_leave(self) -> None:
         def answered(end: bool | None) -> None:
             if end:
-                self.workers.cancel_group(self, "interview-grade")
+                for panel in self.query(GradePanel):
+                    panel.cancel()
                 self.settle_revealed()
                 self.finish(ended_early=True)
 

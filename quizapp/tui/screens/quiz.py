@@ -15,11 +15,10 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from quizapp.bank.answers import numeric_problem
 from quizapp.bank.kinds import kind_of
 from quizapp.bank.model import Question
 from quizapp.study.schedule import RATING_NAMES
-from quizapp.study.session import SAVE_ERRORS, UNDO_ERRORS, Pending, SessionResult, StudySession
+from quizapp.study.session import SAVE_ERRORS, UNDO_ERRORS, AskAgain, Pending, SessionResult, StudySession
 from quizapp.tui.context import StudyContext
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.screens.summary import SummaryScreen
@@ -128,10 +127,11 @@ class QuizScreen(Screen):
         if response is None and q.type != "card":
             self.notify(kind_of(q.type).empty, severity="warning", timeout=3)
             return
-        if q.type == "numeric" and (problem := numeric_problem(response)):
-            self.notify(problem, title="Not a number", severity="warning", timeout=6)  # asked again, not marked wrong
+        try:
+            self.session.check(response)
+        except AskAgain as problem:
+            self.notify(str(problem), title="Not a number", severity="warning", timeout=6)  # asked again, not marked wrong
             return
-        self.session.check(response)
         answer.show_result(q)
         await self.show_feedback()
 

@@ -14,9 +14,9 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from quizapp.catalog import is_drill_id
 from quizapp.study.due import asked_words
+from quizapp.study.plan import exercise_schedules, span
 from quizapp.study.stats import LEARNING_MEANING, MASTERY_MEANING, Stats, exercise_seconds
 from quizapp.tui.context import StudyContext
-from quizapp.tui.plan import exercise_schedules, span
 from quizapp.tui.screens import SCREENS_CSS
 from quizapp.tui.widgets.bars import bar, percent
 from quizapp.tui.widgets.charts import DailyChart
@@ -89,7 +89,7 @@ class StatsScreen(Screen):
     def _summary(self, stats: Stats) -> None:
         exercises = [e for e in stats.exercises if not is_drill_id(e.exercise_id)]
         drills = [e for e in stats.exercises if is_drill_id(e.exercise_id)]
-        states = exercise_schedules(self.context)
+        states = exercise_schedules(self.context.store, self.context.catalog)
         now = self.context.now()
         # Questions first: "due now" names the share failed checks asked for, and beside mastery's
         # 0% (a newcomer's for days) stands what is on its way to it.

@@ -61,14 +61,17 @@ class GradeResults(VerticalGroup):
     GradeResults > CurvePlot.-shown { display: block; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    IDLE = "Not graded in this session yet. Press g to grade your file."
+
+    def __init__(self, *, idle: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.idle = idle or self.IDLE  # the status line before the first grade
         self.checks: dict[str, CheckResult] = {}
         self.planned: list[tuple[str, str]] = []  # (id, title) in the order the checks are defined
         self.not_run = False  # the grade was cancelled or failed: checks without a result did not run
 
     def compose(self):
-        yield Static("Not graded in this session yet. Press g to grade your file.", id="grade-status")
+        yield Static(self.idle, id="grade-status")
         yield ChecksTable(cursor_type="row", zebra_stripes=True, id="checks")
         yield Static(id="grade-review")
         yield CurvePlot(id="curves")

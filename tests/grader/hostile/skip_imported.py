@@ -4,7 +4,7 @@ would be a skip."""
 
 import torch
 
-from quizapp.grading.harness import CheckSkipped
+from quizapp.checking.harness import CheckSkipped
 
 
 def train_with_amp(model, loader, optimizer, loss_fn, epochs, *, device, amp_dtype=torch.float16,

@@ -1,4 +1,6 @@
 # quizapp: exercise=activation_checkpointing
+# expect: fail segment-boundaries memory-saved recompute-once
+# expect: fail use-reentrant-false: "no torch.utils.checkpoint.checkpoint call"
 """Deliberately buggy: a plain forward: nothing is checkpointed."""
 
 def checkpointed_forward(blocks, x, *, segments):

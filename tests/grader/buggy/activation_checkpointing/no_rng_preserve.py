@@ -1,4 +1,5 @@
 # quizapp: exercise=activation_checkpointing
+# expect: fail output-and-gradients: "preserve_rng_state"
 """Deliberately buggy: preserve_rng_state=False: the recomputed dropout masks differ from the forward's."""
 
 from torch.utils.checkpoint import checkpoint

@@ -1,4 +1,5 @@
 # quizapp: exercise=activation_checkpointing
+# expect: fail validation
 """Deliberately buggy: segments is never validated."""
 
 from torch.utils.checkpoint import checkpoint

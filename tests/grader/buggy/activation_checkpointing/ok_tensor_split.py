@@ -1,4 +1,5 @@
 # quizapp: exercise=activation_checkpointing
+# expect: pass
 """Deliberately buggy: NOT a bug: run boundaries from tensor_split, a closure per run."""
 
 import torch

@@ -1,4 +1,6 @@
 # quizapp: exercise=activation_checkpointing
+# expect: fail use-reentrant-false recompute-once
+# expect: fail output-and-gradients: "use_reentrant=False" "no gradient"
 """Deliberately buggy: the reentrant checkpoint: parameters get no gradient when the input does not require grad."""
 
 from torch.utils.checkpoint import checkpoint

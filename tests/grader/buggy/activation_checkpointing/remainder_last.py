@@ -1,4 +1,5 @@
 # quizapp: exercise=activation_checkpointing
+# expect: fail segment-boundaries: "blocks 0-2 + blocks 3-4 + blocks 5-6" "blocks 0-1 + blocks 2-3 + blocks 4-6"
 """Deliberately buggy: runs of len(blocks) // segments, the remainder added to the last run (7 into 3: 2+2+3)."""
 
 from torch.utils.checkpoint import checkpoint

@@ -1,4 +1,7 @@
 # quizapp: exercise=activation_checkpointing
+# expect: fail memory-saved
+# expect: fail segment-boundaries: "outside any checkpoint region"
+# expect: fail recompute-once: "never recomputed"
 """Deliberately buggy: checkpoint_sequential: other boundaries, and its last run is not checkpointed."""
 
 from torch.utils.checkpoint import checkpoint_sequential

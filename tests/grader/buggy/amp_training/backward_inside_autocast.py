@@ -1,4 +1,5 @@
 # quizapp: exercise=amp_training
+# expect: fail backward-outside-autocast
 """Buggy: calls backward inside autocast"""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=amp_training
+# expect: fail clip-after-unscale: "before scaler.unscale_" "total norm"
 """Buggy: clips the scaled gradients (no unscale_)"""
 
 import torch

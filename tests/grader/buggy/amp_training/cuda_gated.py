@@ -1,4 +1,12 @@
 # quizapp: exercise=amp_training
+# expect: fail loss-scaled: "disabled" "this follows from"
+# expect: may-not-pass loss-parity-bf16 autocast-forward grad-scaler
+# expect: may-not-pass overflow-skips-step: "disabled"
+# expect: may-not-pass clip-after-unscale: "disabled" "cannot be told"
+# expect: lacks clip-after-unscale: "total norm"
+# expect: starts autocast-forward: "your loop turns autocast/the scaler off when the device is not CUDA; this grade ran on CPU"
+# expect: starts grad-scaler: "your loop turns autocast/the scaler off when the device is not CUDA; this grade ran on CPU"
+# expect: device cpu
 """Buggy (on CPU): autocast and the scaler only when the device is CUDA, as many public loops do;
 on a CPU grade the loop runs in plain float32 with a disabled scaler."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=amp_training
+# expect: fail loss-parity-bf16 autocast-forward
 """Buggy: always autocasts to float16"""
 
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=amp_training
+# expect: fail loss-parity-fp16
+# expect: fail close-to-fp32: "float32" "%"
+# expect: may-not-pass overflow-skips-step clip-after-unscale
 """Buggy: starts the scale so high that every step overflows"""
 
 import torch

@@ -1,4 +1,6 @@
 # quizapp: exercise=amp_training
+# expect: fail loss-parity-bf16
+# expect: fail loss-parity-fp16: "last iteration" "mean"
 """Buggy: returns the last iteration's loss, not the epoch mean"""
 
 import torch

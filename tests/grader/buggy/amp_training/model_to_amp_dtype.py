@@ -1,4 +1,8 @@
 # quizapp: exercise=amp_training
+# expect: fail master-weights-fp32
+# expect: may-not-pass returns-losses loss-parity-fp16 loss-parity-bf16 close-to-fp32 autocast-forward
+# expect: may-not-pass backward-outside-autocast grad-scaler loss-scaled step-through-scaler update-every-iteration
+# expect: may-not-pass zero-grad overflow-skips-step clip-after-unscale
 """Buggy: casts the model itself to the low-precision dtype"""
 
 import torch

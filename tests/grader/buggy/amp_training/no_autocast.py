@@ -1,4 +1,6 @@
 # quizapp: exercise=amp_training
+# expect: fail autocast-forward
+# expect: may-not-pass loss-parity-bf16 clip-after-unscale
 """Buggy: never enters autocast"""
 
 import torch

@@ -1,4 +1,8 @@
 # quizapp: exercise=amp_training
+# expect: fail grad-scaler loss-scaled step-through-scaler overflow-skips-step
+# expect: fail clip-after-unscale: "no GradScaler was created" "this follows from the check"
+# expect: may-not-pass update-every-iteration
+# expect: lacks clip-after-unscale: "before scaler.unscale_"
 """Buggy: float16 without any GradScaler"""
 
 import torch

@@ -1,4 +1,10 @@
 # quizapp: exercise=amp_training
+# expect: fail autocast-forward grad-scaler loss-scaled
+# expect: fail loss-parity-bf16: "the forward ran outside autocast" "this follows from the check"
+# expect: fail clip-after-unscale: "no GradScaler was created" "this follows from the check"
+# expect: may-not-pass step-through-scaler update-every-iteration overflow-skips-step
+# expect: lacks loss-parity-bf16: "before scaler.unscale_"
+# expect: lacks clip-after-unscale: "before scaler.unscale_"
 """Buggy: no autocast and no GradScaler at all, with clipping on the plain gradients."""
 
 import torch

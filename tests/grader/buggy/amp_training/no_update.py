@@ -1,4 +1,8 @@
 # quizapp: exercise=amp_training
+# expect: fail update-every-iteration overflow-skips-step
+# expect: may-not-pass returns-losses loss-parity-fp16 close-to-fp32 autocast-forward backward-outside-autocast
+# expect: may-not-pass master-weights-fp32 grad-scaler loss-scaled step-through-scaler zero-grad clip-after-unscale
+# expect: no-number update-every-iteration overflow-skips-step
 """Buggy: never calls scaler.update()"""
 
 import torch

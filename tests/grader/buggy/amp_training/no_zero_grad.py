@@ -1,4 +1,6 @@
 # quizapp: exercise=amp_training
+# expect: fail zero-grad
+# expect: may-not-pass loss-parity-fp16 loss-parity-bf16 close-to-fp32 overflow-skips-step
 """Buggy: never zeroes gradients"""
 
 import torch

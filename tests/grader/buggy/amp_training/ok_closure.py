@@ -1,4 +1,5 @@
 # quizapp: exercise=amp_training
+# expect: pass
 """Right, written as Lightning's precision plugins run it: the iteration's forward and backward are a
 closure. With float16 the scaler cannot take a closure, so it runs first and scaler.step follows;
 with bfloat16 the closure goes to optimizer.step. The loader's length sets the epoch's mean."""

@@ -1,4 +1,5 @@
 # quizapp: exercise=amp_training
+# expect: fail step-through-scaler overflow-skips-step
 """Buggy: calls optimizer.step() itself"""
 
 import torch

@@ -1,4 +1,8 @@
 # quizapp: exercise=amp_training
+# expect: fail step-through-scaler: "optimizer.step() was called directly" "scaler.step(optimizer)"
+# expect: may-not-pass returns-losses loss-parity-fp16 close-to-fp32 autocast-forward backward-outside-autocast
+# expect: may-not-pass master-weights-fp32 grad-scaler loss-scaled update-every-iteration zero-grad overflow-skips-step
+# expect: lacks step-through-scaler: "zeroed"
 """Buggy: the reference with scaler.step(optimizer) replaced by optimizer.step(), scaler.update() kept"""
 
 import torch

@@ -1,4 +1,6 @@
 # quizapp: exercise=amp_training
+# expect: fail returns-losses
+# expect: may-not-pass loss-parity-fp16 loss-parity-bf16 close-to-fp32 overflow-skips-step
 """Buggy: returns tensors instead of floats"""
 
 import torch

@@ -1,4 +1,6 @@
 # quizapp: exercise=amp_training
+# expect: fail loss-parity-bf16
+# expect: fail loss-parity-fp16: "weight each iteration's loss by its batch size" "[16, 16, 16, 16, 16, 8]"
 """Buggy: the epoch value weights each iteration's loss by its batch size (a per-sample mean);
 the contract asks for the plain mean of the iterations' losses."""
 

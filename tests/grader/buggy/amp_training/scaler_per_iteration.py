@@ -1,4 +1,6 @@
 # quizapp: exercise=amp_training
+# expect: fail grad-scaler
+# expect: may-not-pass overflow-skips-step
 """Buggy: creates a new GradScaler every iteration"""
 
 import torch

@@ -1,4 +1,9 @@
 # quizapp: exercise=amp_training
+# expect: fail loss-scaled
+# expect: may-not-pass returns-losses loss-parity-fp16 close-to-fp32 autocast-forward backward-outside-autocast
+# expect: may-not-pass master-weights-fp32 grad-scaler step-through-scaler update-every-iteration zero-grad
+# expect: may-not-pass overflow-skips-step clip-after-unscale
+# expect: no-number loss-scaled
 """Buggy: calls backward on the unscaled loss"""
 
 import torch

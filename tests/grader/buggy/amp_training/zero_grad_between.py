@@ -1,4 +1,6 @@
 # quizapp: exercise=amp_training
+# expect: fail zero-grad
+# expect: may-not-pass loss-parity-fp16 loss-parity-bf16 close-to-fp32 overflow-skips-step clip-after-unscale
 """Buggy: zeroes gradients between backward and step"""
 
 import torch

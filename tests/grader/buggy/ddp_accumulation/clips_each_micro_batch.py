@@ -1,4 +1,5 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail clip-accumulated
 """BUGGY (clips_each_micro_batch): clips after every micro-batch's backward, not once on the accumulated gradient."""
 
 import contextlib

@@ -1,4 +1,6 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail no-zero-inside-group: "after the function returned, 4 parameters still held gradients"
+# expect: says no-zero-inside-group: "the last group's gradients were never zeroed"
 """Bug (Composer's loop): exact in every group, but the closure zeroes the gradients when it starts,
 so after the last step they are still in .grad when the function returns."""
 

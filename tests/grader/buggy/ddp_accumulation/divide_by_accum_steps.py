@@ -1,4 +1,5 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail trailing-group short-last-micro-batch
 """BUGGY (divide_by_accum_steps): weights every micro-batch 1 / accum_steps, wrong for short ones and the trailing group."""
 
 import contextlib

@@ -1,4 +1,5 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail divisible-matches-single-process trailing-group short-last-micro-batch
 """BUGGY (divide_by_world_size): also divides the loss by the world size, though DDP already averages across ranks."""
 
 import contextlib

@@ -1,4 +1,6 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail divisible-matches-single-process trailing-group short-last-micro-batch ranks-identical no-sync-until-last
+# expect: fail clip-accumulated
 """BUGGY (first_micro_batch_synced): syncs the group's first micro-batch instead of its last: one all-reduce, but the rest is never averaged."""
 
 import contextlib

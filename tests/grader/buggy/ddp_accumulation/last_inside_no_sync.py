@@ -1,4 +1,7 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail divisible-matches-single-process trailing-group short-last-micro-batch ranks-identical clip-accumulated
+# expect: fail one-all-reduce-per-group: "all-reduced gradients 0 times"
+# expect: fail no-sync-until-last: "the last micro-batch ran inside no_sync"
 """BUGGY (last_inside_no_sync): every micro-batch, the last included, runs inside no_sync: nothing is ever all-reduced."""
 
 import contextlib

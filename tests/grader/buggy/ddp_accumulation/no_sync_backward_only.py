@@ -1,4 +1,6 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail one-all-reduce-per-group
+# expect: fail no-sync-until-last: "DDP decides at forward time"
 """BUGGY (no_sync_backward_only): no_sync wraps only backward; DDP decided to sync at forward time, so every micro-batch all-reduces."""
 
 import contextlib

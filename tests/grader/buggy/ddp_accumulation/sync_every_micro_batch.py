@@ -1,4 +1,5 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail one-all-reduce-per-group no-sync-until-last
 """BUGGY (sync_every_micro_batch): never uses no_sync: an all-reduce after every micro-batch (right numbers, k times the traffic)."""
 
 import contextlib

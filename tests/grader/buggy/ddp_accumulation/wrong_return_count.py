@@ -1,4 +1,5 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail returns-step-count
 """BUGGY (wrong_return_count): returns the number of micro-batches instead of the optimizer steps."""
 
 import contextlib

@@ -1,4 +1,6 @@
 # quizapp: exercise=ddp_accumulation
+# expect: fail no-zero-inside-group: "after the function returned, 4 parameters still held gradients"
+# expect: says no-zero-inside-group: "the last group's gradients were never zeroed"
 """Bug (as fairseq's train_step): gradients are zeroed at the start of each update, not after its
 step, so the last group's gradients are still in .grad when the loop returns."""
 

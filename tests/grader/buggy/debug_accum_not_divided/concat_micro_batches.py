@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail honest-fix: "20 forward passes ran on 128 samples where the fixed script runs micro-batches of [16]"
+# expect: says honest-fix: "joining the micro-batches"
 import torch
 import torch.nn.functional as F
 

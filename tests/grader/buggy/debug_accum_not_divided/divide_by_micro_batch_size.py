@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail matches-fixed-run: "your gradient's norm is 0.5 times the fixed script's"
 import torch.nn.functional as F
 
 # A near miss: the loss divided by the micro-batch size (16) instead of the number of

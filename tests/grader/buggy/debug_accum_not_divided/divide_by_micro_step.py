@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail matches-fixed-run: "your gradient's norm is 2.74 times the fixed script's"
 import torch.nn.functional as F
 
 # A near miss (the question of karpathy/nanoGPT#605): the loss divided by the number of

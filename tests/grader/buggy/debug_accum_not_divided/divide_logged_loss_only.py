@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail loss-does-not-explode
+# expect: fail matches-fixed-run: "your gradient's norm is 8 times the fixed script's"
 import torch.nn.functional as F
 
 # A near miss: the division applied to the logged loss only; backward still sees the full one.

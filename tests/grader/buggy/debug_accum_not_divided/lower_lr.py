@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail honest-fix: "the learning rate at step 0 was 0.01 where the fixed script uses 0.1"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: a learning rate ten times lower keeps the oversized steps small enough.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail honest-fix: "the learning rate at step 0 was 0.0125 where the fixed script uses 0.1"
 import torch.nn.functional as F
 
 # A cosmetic fix: the learning rate divided by accum_steps. For plain SGD this cancels the

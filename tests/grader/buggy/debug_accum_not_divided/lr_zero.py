@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail honest-fix: "the learning rate was 0 at all 20 steps"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: with the learning rate at 0 nothing moves, so nothing explodes.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail loss-does-not-explode
+# expect: fail honest-fix: "nan_to_num was called 80 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: non-finite gradients replaced before the step; the oversized ones stay.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: the accumulated gradients divided by accum_steps before the step.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: each micro-batch's summed loss divided by the number of samples

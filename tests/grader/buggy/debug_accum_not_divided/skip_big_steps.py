@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail loss-does-not-explode
+# expect: fail honest-fix: "2 optimizer steps ran where the fixed script takes 20"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: a step whose loss has grown is skipped.

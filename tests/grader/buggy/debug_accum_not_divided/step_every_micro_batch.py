@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail honest-fix: "160 optimizer steps ran where the fixed script takes 20" "drops the accumulation"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: an optimizer step after every micro-batch, so nothing accumulates.

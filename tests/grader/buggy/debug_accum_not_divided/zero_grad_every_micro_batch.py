@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_accum_not_divided
+# expect: fail matches-fixed-run: "zero_grad ran 181 times where the fixed script runs it 21"
+# expect: says matches-fixed-run: "keeps only the last micro-batch's gradient"
 import torch.nn.functional as F
 
 # A near miss: zero_grad before every backward, so the step sees only the last

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_clip_before_unscale
+# expect: fail matches-fixed-run: "clip_grad_norm_ ran after the optimizer step" "in 40 of 40 iterations"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_clip_before_unscale
+# expect: fail honest-fix: "the loss was multiplied by 1 at the first step where the fixed script's GradScaler starts at 65536"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

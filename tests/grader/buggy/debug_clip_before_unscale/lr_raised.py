@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_clip_before_unscale
+# expect: fail honest-fix: "the learning rate at step 0 was 3276.8 where the fixed script uses 0.05"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

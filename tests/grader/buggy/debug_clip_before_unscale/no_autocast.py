@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_clip_before_unscale
+# expect: fail loss-decreases
+# expect: fail honest-fix: "40 of 40 forward passes ran without autocast(float16)"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

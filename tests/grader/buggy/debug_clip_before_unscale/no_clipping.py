@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_clip_before_unscale
+# expect: fail honest-fix: "clip_grad_norm_(..., 0.5) ran 0 times where the fixed script clips 40 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

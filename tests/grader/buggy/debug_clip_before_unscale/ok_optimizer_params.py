@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_clip_before_unscale
+# expect: pass
 import torch
 import torch.nn.functional as F
 

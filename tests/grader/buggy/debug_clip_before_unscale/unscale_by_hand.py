@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_clip_before_unscale
+# expect: fail matches-fixed-run
+# expect: fail loss-decreases: "the loss barely moves" "the clipping sees the right gradients"
 import torch
 import torch.nn.functional as F
 

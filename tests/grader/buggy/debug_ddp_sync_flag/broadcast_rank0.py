@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail honest-fix: "dist.broadcast 32 times" "hides the drift"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.distributed as dist
 import torch.nn.functional as F
 

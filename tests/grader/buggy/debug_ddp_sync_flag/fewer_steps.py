@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail ranks-agree
+# expect: fail honest-fix: "4 forward passes where the fixed script runs 32" "1 optimizer step ran"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: train for one step only, so the weights have less time to drift.

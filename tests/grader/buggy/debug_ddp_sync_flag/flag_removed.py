@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail honest-fix: "4 all-reduces per step where the fixed script does 1"
 import torch.nn.functional as F
 
 # A cosmetic fix: drop the sync flag; DDP then all-reduces after every micro-batch: the weights are

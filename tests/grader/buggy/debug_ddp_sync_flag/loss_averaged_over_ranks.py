@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail matches-fixed-run: "the weights match the fixed run's, only the returned losses differ"
 # A near miss: the fix is right, but the returned loss is averaged over the ranks (as build-nanogpt logs
 # it), where the fixed script returns this rank's own loss.
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail ranks-agree
+# expect: fail honest-fix: "the learning rate at step 0 was 0.01 where the fixed script uses 0.1"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: a ten times smaller learning rate makes the drift ten times smaller.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail honest-fix: "4 all-reduces per step where the fixed script does 1" "inside model.no_sync()"
 import contextlib
 
 import torch.nn.functional as F

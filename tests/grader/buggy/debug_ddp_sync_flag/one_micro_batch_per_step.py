@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail honest-fix: "8 forward passes where the fixed script runs 32"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: keep only the first micro-batch of each step (the one DDP does all-reduce), so the

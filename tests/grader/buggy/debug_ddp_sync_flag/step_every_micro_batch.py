@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail honest-fix: "32 optimizer steps ran where the fixed script takes 8" "drops the gradient accumulation"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: no accumulation at all: every micro-batch syncs and steps.

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_ddp_sync_flag
+# expect: fail honest-fix: "32 of 32 forward passes called model.module directly"
+# expect: says honest-fix: "dist.all_reduce was called by hand 128 times"
 import torch.distributed as dist
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail matches-fixed-run
+# expect: fail validates-in-eval-mode: "10 of 10 validation forward passes ran with net.3 (Dropout) in train mode"
 import torch
 import torch.nn.functional as F
 

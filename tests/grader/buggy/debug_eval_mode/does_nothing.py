@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail honest-fix matches-fixed-run
+# expect: skip validates-in-eval-mode
 """Does nothing: training and validation return at once: no forward pass, no step."""
 
 

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail validates-in-eval-mode
+# expect: fail honest-fix: "dropout's rate was 0 in 40 training forward passes where the fixed script trains with 0.5"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail matches-fixed-run: "32 of 40 training forward passes (the first at pass 8) ran with dropout or BatchNorm in eval mode"
+# expect: says matches-fixed-run: "call model.train() again"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,8 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail validates-in-eval-mode
+# expect: fail honest-fix: "10 forward passes where the fixed script runs 50"
+# expect: says honest-fix: "8 optimizer steps ran where the fixed script takes 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail matches-fixed-run
+# expect: fail validates-in-eval-mode: "net.1 (BatchNorm1d), net.3 (Dropout) in train mode" "moved by up to 0.5044"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail validates-in-eval-mode
+# expect: fail honest-fix: "the learning rate at step 0 was 0.005 where the fixed script uses 0.05"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_eval_mode
+# expect: pass
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_eval_mode
+# expect: fail validates-in-eval-mode
+# expect: fail honest-fix: "40 forward passes where the fixed script runs 50"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

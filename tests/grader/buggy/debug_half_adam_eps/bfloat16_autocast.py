@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail honest-fix: "40 of 40 forward passes returned bfloat16 where the fixed script's forward passes return float16"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail matches-fixed-run: "net.0.weight, net.0.bias, net.2.weight, net.2.bias are float16"
+# expect: says matches-fixed-run: "can only move in steps of 2.4e-04" "A float32 copy of the weights has to live"
 import torch.nn.functional as F
 
 # A near miss: the model stays float16; each step casts weights and gradients to float32, steps, and

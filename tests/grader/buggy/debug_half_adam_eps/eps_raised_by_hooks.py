@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail honest-fix: "Adam's eps at step 0 was 0.0001 where the grader's optimizer has 1e-08"
+# expect: says honest-fix: "the weights it updated are still float16"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix in disguise: Adam's eps raised to 1e-4 in a step pre-hook and put back in a

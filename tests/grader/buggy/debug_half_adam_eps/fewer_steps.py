@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail loss-finite
+# expect: fail honest-fix: "1 forward pass where the fixed script runs 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: only the first batch is run, before any weight turns inf.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail loss-finite
+# expect: fail honest-fix: "the learning rate at step 0 was 0.0003 where the fixed script uses 0.003"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: the learning rate lowered tenfold; eps still rounds to 0 in float16.

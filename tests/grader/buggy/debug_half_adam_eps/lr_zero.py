@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail loss-finite
+# expect: fail honest-fix: "the learning rate was 0 at all 40 steps"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: the learning rate set to zero (Adam's 0 * inf is still NaN).

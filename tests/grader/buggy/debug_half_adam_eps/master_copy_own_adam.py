@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail honest-fix: "the optimizer passed to your function never stepped, yet the weights changed"
+# expect: says honest-fix: "the weights end in float16 where the fixed script's are float32"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: pass
 import torch
 import torch.nn.functional as F
 

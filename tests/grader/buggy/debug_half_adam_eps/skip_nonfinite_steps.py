@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_half_adam_eps
+# expect: fail loss-finite
+# expect: fail honest-fix: "1 optimizer step ran where the fixed script takes 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_log_softmax
+# expect: fail matches-fixed-run: "your loss is 15.42 where the exact cross-entropy is 26.24"
+# expect: says matches-fixed-run: "an epsilon inside the log"
 import torch
 import torch.nn.functional as F
 # A cosmetic fix: the epsilon keeps log() away from 0, so the loss is finite but capped and wrong.

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_log_softmax
+# expect: fail honest-fix: "1 forward pass where the fixed script runs 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 # A cosmetic fix: stop after the first step, before the NaN shows.

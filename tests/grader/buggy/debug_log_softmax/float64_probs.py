@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_log_softmax
+# expect: fail honest-fix: "640 operations computed in float64 where the fixed script computes none"
+# expect: says honest-fix: "larger logits bring the NaN back"
 import torch
 
 # A cosmetic fix: the same log(softmax(...)) in float64, cast back. float64's exp underflows only from

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_log_softmax
+# expect: fail loss-finite
+# expect: fail honest-fix: "the learning rate at step 0 was 0.003 where the fixed script uses 0.03"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 # A cosmetic fix: a learning rate ten times lower delays the moment a logit gap reaches 104.

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_log_softmax
+# expect: fail honest-fix: "nan_to_num was called"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 # A cosmetic fix: NaN gradients replaced by zeros before the step; the loss itself is still inf.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_log_softmax
+# expect: fail loss-finite
+# expect: fail honest-fix: "nan_to_num was called 40 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 # A cosmetic fix: the inf/NaN loss is replaced by a number; the gradients are still NaN.

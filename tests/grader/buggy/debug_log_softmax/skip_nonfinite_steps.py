@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_log_softmax
+# expect: fail loss-finite
+# expect: fail honest-fix: "2 optimizer steps ran where the fixed script takes 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 # A cosmetic fix: a step whose loss is not finite is skipped, and its loss not reported.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: fail predicts-next-token
+# expect: fail honest-fix: "8 forward passes where the fixed script runs 50"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: stop after 8 steps, before the loss has fallen below the floor.

@@ -1,4 +1,8 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: fail predicts-next-token: "next-token loss is 4.068 nats" "the very token it was given 100%"
+# expect: fail matches-fixed-run: "the targets are not shifted at all"
+# expect: lacks matches-fixed-run: "the targets are shifted the wrong way" "the targets are shifted twice"
+# expect: lacks matches-fixed-run: "torch.roll wraps"
 import torch.nn.functional as F
 
 # A near miss: label smoothing keeps the unshifted loss from reaching 0; the model still learns to copy.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: fail predicts-next-token
+# expect: fail honest-fix: "the learning rate at step 0 was 0.001 where the fixed script uses 0.01"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: a learning rate ten times lower slows the collapse down; the targets are still wrong.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: fail predicts-next-token
+# expect: fail honest-fix: "the learning rate was 0 at all 50 steps"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: with the learning rate at 0 the model cannot learn to copy (or anything else).

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: labels shifted left and padded with -100, which cross_entropy ignores.

@@ -1,4 +1,8 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: fail matches-fixed-run: "your loss is 2.8440 where the next-token loss is 2.8495" "torch.roll wraps"
+# expect: says matches-fixed-run: "torch.roll wraps the first token round to the last position"
+# expect: lacks matches-fixed-run: "the targets are not shifted at all" "the targets are shifted the wrong way"
+# expect: lacks matches-fixed-run: "the targets are shifted twice"
 import torch
 import torch.nn.functional as F
 

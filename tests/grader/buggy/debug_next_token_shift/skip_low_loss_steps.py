@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: fail predicts-next-token
+# expect: fail honest-fix: "optimizer steps ran where the fixed script takes 50"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: no step once the loss is below the data's floor, so it cannot go lower.

@@ -1,4 +1,9 @@
 # quizapp: exercise=debug_next_token_shift
+# expect: fail predicts-next-token: "the training loss ends at 0.0147, below the 0.990 nats"
+# expect: says predicts-next-token: "the token before that 100%"
+# expect: fail matches-fixed-run: "the targets are shifted the wrong way"
+# expect: lacks matches-fixed-run: "the targets are not shifted at all" "the targets are shifted twice"
+# expect: lacks matches-fixed-run: "torch.roll wraps"
 import torch.nn.functional as F
 
 # A near miss: shifted the wrong way, so position t is scored against token t - 1, which it can see.

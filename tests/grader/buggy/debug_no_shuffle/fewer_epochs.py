@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail batches-mix-classes
+# expect: fail honest-fix: "24 forward passes where the fixed script runs 48"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail honest-fix: "2 forward passes where the fixed script runs 48" "batch 0 held 192 samples"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
 

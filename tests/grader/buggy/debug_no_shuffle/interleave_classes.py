@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail matches-fixed-run: "all 2 epochs visited the samples in the same order"
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail batches-mix-classes
+# expect: fail honest-fix: "the learning rate was 0 at all 48 steps"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
 

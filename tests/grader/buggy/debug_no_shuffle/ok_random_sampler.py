@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: pass
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, RandomSampler
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail matches-fixed-run: "your order is torch.randperm(n, generator=generator) once per epoch"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail batches-mix-classes: "48 of your 48 batches held a single class"
+# expect: may-not-pass matches-fixed-run
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader

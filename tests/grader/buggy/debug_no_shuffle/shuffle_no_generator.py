@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail matches-fixed-run: "another order than the fixed script's" "global random state"
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
 

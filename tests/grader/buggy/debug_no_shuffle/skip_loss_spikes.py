@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail batches-mix-classes
+# expect: fail honest-fix: "optimizer steps ran where the fixed script takes 48"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_no_shuffle
+# expect: fail matches-fixed-run: "of the 192 training samples were never drawn" "sampling with replacement"
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, RandomSampler
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scaler_per_epoch
+# expect: fail matches-fixed-run
+# expect: fail no-steps-skipped-again: "skipped 6 of 48 optimizer steps (1, 1, 1, 1, 1, 1 in the 6 epochs)"
 import torch
 import torch.nn.functional as F
 

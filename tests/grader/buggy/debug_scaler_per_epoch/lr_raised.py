@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_scaler_per_epoch
+# expect: fail no-steps-skipped-again
+# expect: fail honest-fix: "the learning rate at step 0 was 0.003 where the fixed script uses 0.002"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scaler_per_epoch
+# expect: fail honest-fix: "nan_to_num was called 192 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scaler_per_epoch
+# expect: fail honest-fix: "48 of 48 forward passes ran without autocast(float16)"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

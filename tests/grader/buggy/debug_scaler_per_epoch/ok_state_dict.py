@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_scaler_per_epoch
+# expect: pass
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scaler_per_epoch
+# expect: fail honest-fix: "8 forward passes where the fixed script runs 48"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scaler_per_epoch
+# expect: fail honest-fix: "the loss was multiplied by 1 at the first step"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

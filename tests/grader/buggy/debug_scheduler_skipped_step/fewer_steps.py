@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scheduler_skipped_step
+# expect: fail honest-fix: "6 forward passes where the fixed script runs 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scheduler_skipped_step
+# expect: fail matches-fixed-run
+# expect: fail lr-follows-real-steps: "Optimizer step 0 (iteration 6, after 6 iterations whose step the GradScaler skipped) ran at lr 0.14 where the schedule gives 0.02"
 import torch
 import torch.nn.functional as F
 

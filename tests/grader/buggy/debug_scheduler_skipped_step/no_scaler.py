@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scheduler_skipped_step
+# expect: fail honest-fix: "the loss was scaled 0 times and scaler.step ran 0 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

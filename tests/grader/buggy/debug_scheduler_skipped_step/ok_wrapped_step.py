@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_scheduler_skipped_step
+# expect: pass
 import torch
 import torch.nn.functional as F
 

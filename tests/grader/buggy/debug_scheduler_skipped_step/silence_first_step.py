@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_scheduler_skipped_step
+# expect: fail matches-fixed-run
+# expect: fail lr-follows-real-steps: "ran at lr 0.12 where the schedule gives 0.02"
 import torch
 import torch.nn.functional as F
 

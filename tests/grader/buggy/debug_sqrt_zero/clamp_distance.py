@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail matches-fixed-run
+# expect: fail gradients-finite: "the loss is nan at step 1"
 import torch.nn.functional as F
 
 # A near miss: the distance is clamped after the sqrt, so the sqrt still sees 0.

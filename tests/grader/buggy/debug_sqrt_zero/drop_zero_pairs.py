@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail matches-fixed-run: "your loss is 0.05152935" "dropping the pairs at distance 0"
 import torch.nn.functional as F
 
 # A near miss: the pairs at distance 0 are dropped, so the mean runs over fewer pairs.

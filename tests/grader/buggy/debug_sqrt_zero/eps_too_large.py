@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail matches-fixed-run: "your loss is 0.04830229 where the exact one is" "an epsilon inside the sqrt"
 import torch.nn.functional as F
 
 # A near miss: an epsilon of 1e-4 inside the sqrt makes every distance longer.

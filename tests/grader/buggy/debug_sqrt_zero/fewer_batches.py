@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail gradients-finite
+# expect: fail honest-fix: "2 forward passes where the fixed script runs 80"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: only the first batch is run, before any pair at distance 0 shows up.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail gradients-finite
+# expect: fail honest-fix: "the learning rate at step 0 was 0.005 where the fixed script uses 0.05"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: a learning rate ten times lower; the NaN still comes with the first pair at 0.

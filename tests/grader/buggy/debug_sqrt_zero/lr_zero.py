@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail gradients-finite
+# expect: fail honest-fix: "the learning rate was 0 at all 40 steps"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: with the learning rate at 0 nothing moves, so no NaN reaches the weights.

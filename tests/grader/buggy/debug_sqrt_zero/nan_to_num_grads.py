@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail honest-fix: "nan_to_num was called 160 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: NaN gradients replaced by zeros before the step.

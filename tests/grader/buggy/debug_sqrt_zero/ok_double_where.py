@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: pass
 import torch
 import torch.nn.functional as F
 

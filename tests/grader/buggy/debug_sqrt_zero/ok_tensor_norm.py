@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: Tensor.norm, whose gradient at 0 is the zero subgradient.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: the source's epsilon, 1e-9, too small to move any distance here.

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail honest-fix: "4 optimizer steps ran where the fixed script takes 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_sqrt_zero
+# expect: fail matches-fixed-run
+# expect: fail gradients-finite: "the loss is nan at step 1"
 import torch
 import torch.nn.functional as F
 

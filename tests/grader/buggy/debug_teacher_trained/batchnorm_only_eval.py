@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail matches-fixed-run
+# expect: fail teacher-frozen: "40 of 40 teacher forward passes ran with net.3 (Dropout) in train mode"
 import torch
 import torch.nn.functional as F
 

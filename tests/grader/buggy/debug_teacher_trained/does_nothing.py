@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail honest-fix matches-fixed-run
+# expect: skip teacher-frozen
 """Does nothing: the distillation returns at once: no forward pass, no step."""
 
 

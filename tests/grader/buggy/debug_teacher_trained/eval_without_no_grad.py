@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail matches-fixed-run: "6 teacher parameters hold gradients after distillation" "torch.no_grad()"
 import torch.nn.functional as F
 
 # A near miss: teacher.eval(), but the teacher's logits are not computed under no_grad: gradients reach the teacher.

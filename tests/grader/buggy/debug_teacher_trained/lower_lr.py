@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail teacher-frozen
+# expect: fail honest-fix: "the learning rate at step 0 was 0.01 where the fixed script uses 0.1"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

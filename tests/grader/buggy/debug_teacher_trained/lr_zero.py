@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail teacher-frozen
+# expect: fail honest-fix: "the learning rate was 0 at all 40 steps"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

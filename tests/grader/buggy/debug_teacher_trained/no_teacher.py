@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail honest-fix: "the teacher ran 0 forward passes where the fixed script asks it 40 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: eval mode and requires_grad_(False) instead of no_grad().

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: pass
 import torch
 import torch.nn.functional as F
 

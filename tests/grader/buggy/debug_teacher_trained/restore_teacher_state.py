@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail matches-fixed-run
+# expect: fail teacher-frozen: "40 of 40 teacher forward passes ran with net.1 (BatchNorm1d), net.3 (Dropout)"
 import copy
 
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_teacher_trained
+# expect: fail teacher-frozen
+# expect: fail honest-fix: "20 optimizer steps ran where the fixed script takes 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail matches-fixed-run
+# expect: fail memory-stays-flat: "the symptom is still there: memory grows every step"
 import torch.nn.functional as F
 
 # A near miss: `del val_loss` drops one name for the graph; val_total still holds all of them.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail honest-fix: "2 forward passes where the fixed script runs 80"
+# expect: says honest-fix: "the held-out batch was scored 1 time where the fixed script scores it 40 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: one step only, so nothing has time to pile up.

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail matches-fixed-run
+# expect: fail memory-stays-flat: "the symptom is still there: memory grows every step"
 import gc
 
 import torch.nn.functional as F

@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail matches-fixed-run
+# expect: fail memory-stays-flat: "the symptom is still there: memory grows every step"
 """Near miss: non-reentrant checkpointing of the held-out pass (it saves through hooks of its own): the graph, and the leak, stay."""
 
 import torch

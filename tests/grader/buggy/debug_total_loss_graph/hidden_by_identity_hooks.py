@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail matches-fixed-run
+# expect: fail memory-stays-flat: "still held the graphs of 39 earlier forward passes"
 """Near miss: saved-tensor hooks of its own (identity pack and unpack) around the held-out pass: the graph, and the leak, stay."""
 
 import torch

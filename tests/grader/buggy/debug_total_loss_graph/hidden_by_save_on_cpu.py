@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail matches-fixed-run
+# expect: fail memory-stays-flat: "the symptom is still there: memory grows every step. When step 39 began, autograd still held the graphs of 39 earlier forward passes"
+# expect: says memory-stays-flat: "save_on_cpu"
 """Near miss: the usual advice when memory grows: move what autograd saves to the CPU. The graph, and the leak, stay."""
 
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail memory-stays-flat
+# expect: fail honest-fix: "the learning rate was 0 at all 40 steps"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix that changes nothing here: the learning rate set to 0; the memory still grows.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail matches-fixed-run: "39 of the training forward passes ran in eval mode"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail honest-fix: "the held-out batch was scored 0 times where the fixed script scores it 40 times"
 import torch.nn.functional as F
 
 # A cosmetic fix: the held-out loss dropped, and the growth with it.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: .item() alone; the graph is built, then dropped with val_loss.

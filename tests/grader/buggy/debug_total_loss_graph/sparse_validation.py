@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_total_loss_graph
+# expect: fail memory-stays-flat
+# expect: fail honest-fix: "the held-out batch was scored 4 times where the fixed script scores it 40 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: the held-out batch scored every 10th step only; it grows 10 times more slowly.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: fail matches-fixed-run: "before 39 of the 40 steps the optimizer's state (its momentum buffers) was empty"
 import torch.nn.functional as F
 
 # A near miss: the gradients are cleared, and the optimizer's state with them, which throws

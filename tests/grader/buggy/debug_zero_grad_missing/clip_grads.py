@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: fail fresh-gradient-each-step
+# expect: fail honest-fix: "clip_grad_norm_ ran 40 times where the fixed script never clips"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: fail fresh-gradient-each-step
+# expect: fail honest-fix: "5 forward passes where the fixed script runs 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: train on the first 5 batches only, before the loss climbs.

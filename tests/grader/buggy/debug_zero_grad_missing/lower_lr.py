@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: fail fresh-gradient-each-step
+# expect: fail honest-fix: "the learning rate at step 0 was 0.005 where the fixed script uses 0.05"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: a learning rate ten times lower makes the growing sum climb more slowly.

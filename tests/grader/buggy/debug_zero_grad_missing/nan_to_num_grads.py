@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: fail fresh-gradient-each-step
+# expect: fail honest-fix: "nan_to_num was called 160 times"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: the gradients passed through nan_to_num before each step; they still add up.

@@ -1,4 +1,5 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: pass
 import torch.nn.functional as F
 
 # A right fix written another way: the gradients cleared right after each step.

@@ -1,4 +1,7 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: fail fresh-gradient-each-step
+# expect: fail honest-fix: "14 optimizer steps ran where the fixed script takes 40"
+# expect: fail matches-fixed-run: "this follows from the check"
 import torch.nn.functional as F
 
 # A cosmetic fix: a step whose loss is above twice the first one is skipped.

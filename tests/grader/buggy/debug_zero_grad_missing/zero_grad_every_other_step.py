@@ -1,4 +1,6 @@
 # quizapp: exercise=debug_zero_grad_missing
+# expect: fail matches-fixed-run
+# expect: fail fresh-gradient-each-step: "the gradients add up across steps" "happens at 20 of 40 steps"
 import torch.nn.functional as F
 
 # A near miss: the gradients cleared on every second step only.

@@ -1,4 +1,6 @@
 # quizapp: exercise=distillation
+# expect: fail loss-value loss-gradient epoch-trains-student
+# expect: may-not-pass large-logits-stable epoch-mean-loss
 """Deliberately buggy: alpha weighs the hard term and 1 - alpha the soft one."""
 
 import torch

@@ -1,4 +1,8 @@
 # quizapp: exercise=distillation
+# expect: error loss-value loss-gradient no-grad-to-teacher
+# expect: starts loss-value: "with a batch of 8, temperature=0.5, alpha=0.7: AssertionError"
+# expect: starts loss-gradient: "with a batch of 8, temperature=0.5, alpha=0.7: AssertionError"
+# expect: starts no-grad-to-teacher: "with a batch of 8, temperature=0.5, alpha=0.7: AssertionError"
 """Bug: asserts temperature >= 1 (a bare assert), so a valid temperature of 0.5 raises AssertionError."""
 
 import torch

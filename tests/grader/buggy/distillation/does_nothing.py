@@ -1,4 +1,8 @@
 # quizapp: exercise=distillation
+# expect: fail loss-value loss-gradient returns-scalar-float32 large-logits-stable t-squared-scaling
+# expect: fail epoch-trains-student epoch-mean-loss
+# expect: skip no-grad-to-teacher teacher-eval-mode teacher-unchanged teacher-no-graph
+# expect: no-number returns-scalar-float32
 """Does nothing: a loss of 0 that no logit reaches, and an epoch that trains nothing."""
 
 import torch

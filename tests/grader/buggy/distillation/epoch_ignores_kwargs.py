@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: fail epoch-trains-student epoch-mean-loss
 """Deliberately buggy: distill_epoch drops temperature and alpha (the loss uses its defaults)."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: fail returns-scalar-float32
 """Deliberately buggy: computes and returns the loss in float64."""
 
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=distillation
+# expect: fail epoch-trains-student
+# expect: fail loss-gradient: "swapped"
+# expect: may-not-pass loss-value large-logits-stable epoch-mean-loss
 """Deliberately buggy: KL(student || teacher) instead of KL(teacher || student)."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: fail large-logits-stable: "log_softmax"
 """Deliberately buggy: torch.log(F.softmax(...)): -inf/NaN for large logits."""
 
 import torch

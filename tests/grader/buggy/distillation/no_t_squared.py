@@ -1,4 +1,8 @@
 # quizapp: exercise=distillation
+# expect: fail loss-gradient epoch-trains-student
+# expect: fail loss-value: "T² factor is missing"
+# expect: fail t-squared-scaling: "reference:" " x "
+# expect: may-not-pass large-logits-stable epoch-mean-loss
 """Deliberately buggy: the KL term is not multiplied by T**2."""
 
 import torch

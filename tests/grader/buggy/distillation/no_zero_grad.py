@@ -1,4 +1,6 @@
 # quizapp: exercise=distillation
+# expect: fail epoch-trains-student
+# expect: may-not-pass epoch-mean-loss
 """Deliberately buggy: gradients are never zeroed, so they pile up across batches."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: pass
 """Right, with the student's forward, loss and backward inside optimizer.step(closure), and the
 epoch's mean taken over len(loader) batches."""
 

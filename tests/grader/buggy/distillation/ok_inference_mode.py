@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: pass
 """Deliberately buggy: NOT a bug: teacher under torch.inference_mode(), logits cloned out of it."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: pass
 """Deliberately buggy: NOT a bug: the textbook form, kl_div with a probability target, frozen teacher params."""
 
 import torch

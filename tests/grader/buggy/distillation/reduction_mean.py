@@ -1,4 +1,8 @@
 # quizapp: exercise=distillation
+# expect: fail loss-gradient epoch-trains-student
+# expect: fail loss-value: "batchmean"
+# expect: fail large-logits-stable: "batchmean" "not instability" "this follows from the check"
+# expect: may-not-pass epoch-mean-loss
 """Deliberately buggy: KL averaged over batch x classes (reduction='mean')."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: fail epoch-mean-loss: "last batch"
 """Deliberately buggy: returns the last batch's loss instead of the epoch mean."""
 
 import torch

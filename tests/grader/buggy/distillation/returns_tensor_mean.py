@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: fail epoch-mean-loss
 """Deliberately buggy: distill_epoch returns a tensor, not a float."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: fail no-grad-to-teacher
 """Deliberately buggy: gradient flows into teacher_logits."""
 
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=distillation
+# expect: fail teacher-eval-mode epoch-trains-student
+# expect: fail teacher-unchanged: "running_mean"
+# expect: may-not-pass epoch-mean-loss
 """Deliberately buggy: the teacher is never put in eval mode."""
 
 import torch

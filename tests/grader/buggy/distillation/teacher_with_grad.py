@@ -1,4 +1,5 @@
 # quizapp: exercise=distillation
+# expect: fail teacher-no-graph: "no_grad"
 """Deliberately buggy: the teacher's forward runs with grad enabled (a graph is built, then unused)."""
 
 import torch

@@ -1,4 +1,8 @@
 # quizapp: exercise=early_stopping
+# expect: error mode-max best-and-epoch non-finite
+# expect: starts mode-max: "with EarlyStopping(patience=20, min_delta=0, mode='max'), metrics [-3.5, -2.25, -2.5, -1.75, -1.75, -2], call 0 (metric -3.5): AssertionError"
+# expect: starts best-and-epoch: "with EarlyStopping(patience=20, min_delta=0, mode='max'), metrics [-3.5, -2.25, -2.5, -1.75, -1.75, -2], call 0 (metric -3.5): AssertionError"
+# expect: starts non-finite: "with EarlyStopping(patience=3, min_delta=0, mode='min'), metrics [1, -inf, -inf, -inf, -inf, -inf], call 1 (metric -inf): AssertionError"
 """Raises on a valid input: asserts that the metric is not negative (a log-likelihood is)."""
 
 import math

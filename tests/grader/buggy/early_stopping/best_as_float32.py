@@ -1,4 +1,6 @@
 # quizapp: exercise=early_stopping
+# expect: fail best-and-epoch: "best is 0.8199999928474426" "call 1's metric 0.82 rounded to float32"
+# expect: says best-and-epoch: "exactly as it was passed"
 """Bug: best is kept as a float32 tensor, a rounded copy of the metric."""
 
 import math

@@ -1,4 +1,8 @@
 # quizapp: exercise=early_stopping
+# expect: fail best-and-epoch
+# expect: fail min-delta: "best moves to every better metric" "leaves best alone"
+# expect: fail mode-max: "best moves to every better metric" "min-delta check"
+# expect: lacks mode-max: "mode='min' only"
 """Bug: best follows every better metric, also one within min_delta (which is no improvement)."""
 
 import math

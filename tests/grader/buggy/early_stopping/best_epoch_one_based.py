@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail best-and-epoch: "0-based"
 """Bug: best_epoch counts the calls from 1."""
 
 import math

@@ -1,4 +1,8 @@
 # quizapp: exercise=early_stopping
+# expect: fail min-delta: "best moves on small gains" "stops earlier"
+# expect: fail mode-max: "best moves on small gains" "min-delta check"
+# expect: lacks min-delta: "ignored"
+# expect: lacks mode-max: "mode='min' only"
 """Bug: best, best_epoch and the saved state follow every better metric; only a gain beyond
 min_delta restarts the count, measured from that moved best."""
 

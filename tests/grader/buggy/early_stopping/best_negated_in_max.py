@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail best-and-epoch: "metric itself"
 """Bug: mode 'max' is handled by negating the metric, and best keeps the negated value."""
 
 import copy

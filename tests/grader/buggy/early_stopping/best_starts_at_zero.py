@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail mode-max: "starts at 0" "first call always improves"
 """Bug: in mode 'max' best starts at 0, so negative metrics never improve."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail patience: "not reset"
 """Bug: an improvement does not reset the count of calls without improvement."""
 
 import math

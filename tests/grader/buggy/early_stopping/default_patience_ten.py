@@ -1,4 +1,7 @@
 # quizapp: exercise=early_stopping
+# expect: fail defaults: "EarlyStopping() never returned True within the 11 calls" "returned True at call 7"
+# expect: says defaults: "patience is 5"
+# expect: lacks defaults: "call None"
 """Bug: patience defaults to 10."""
 
 import math

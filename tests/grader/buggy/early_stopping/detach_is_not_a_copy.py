@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail copy-of-state: ".detach()" "share memory"
 """Bug: .detach() shares memory with the tensor it comes from: no copy."""
 
 import math

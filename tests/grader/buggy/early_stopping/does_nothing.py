@@ -1,4 +1,6 @@
 # quizapp: exercise=early_stopping
+# expect: fail patience min-delta mode-max best-and-epoch non-finite defaults validation
+# expect: skip restore copy-of-state buffers restore-best-false
 """Does nothing: never improves, never stops, never saves or restores a state."""
 
 

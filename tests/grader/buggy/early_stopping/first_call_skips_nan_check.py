@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail non-finite: "on the first call too" "the first call included"
 """Bug: the first call is taken as best before the finite test, so a NaN first metric becomes best."""
 
 import math

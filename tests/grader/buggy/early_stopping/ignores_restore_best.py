@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore-best-false: "restore_best=False"
 """Bug: restores the best state whatever restore_best says."""
 
 import math

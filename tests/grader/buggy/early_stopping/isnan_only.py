@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail non-finite: "math.isnan(inf) is False" "1 call later"
 """Bug: only NaN stops at once; inf and -inf are compared like any metric."""
 
 import math

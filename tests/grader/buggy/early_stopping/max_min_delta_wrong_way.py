@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail mode-max: "best - min_delta"
 """Bug: in mode 'max', min_delta is subtracted: a slightly lower metric counts as an improvement."""
 
 import math

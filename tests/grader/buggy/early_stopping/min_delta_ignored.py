@@ -1,4 +1,8 @@
 # quizapp: exercise=early_stopping
+# expect: fail min-delta: "min_delta is ignored" "never stops"
+# expect: fail mode-max: "min_delta is ignored" "min-delta check"
+# expect: lacks min-delta: "best moves on small gains"
+# expect: lacks mode-max: "mode='min' only"
 """Bug: min_delta is stored and never used: any better metric improves (so a slowly creeping metric never stops)."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail mode-max: "mode='min' only"
 """Bug: min_delta is applied in mode 'min' only."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail min-delta: "wrong way" "best + min_delta"
 """Bug: in mode 'min', min_delta is added to best: a slightly worse metric counts as an improvement."""
 
 import math

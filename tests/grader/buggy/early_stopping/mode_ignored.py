@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail mode-max: "mode is ignored"
 """Bug: mode is stored but never used: lower is better in mode 'max' too."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail non-finite: "took it as best" "isfinite"
 """Bug: the improvement test is written as `not worse`, which NaN passes: NaN becomes best."""
 
 import math

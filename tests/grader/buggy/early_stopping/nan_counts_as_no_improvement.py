@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail non-finite: "just another call without improvement" "isfinite"
 """Bug: no test for a non-finite metric: NaN fails every comparison and counts as a call
 without improvement, so a diverged run goes on for patience more calls."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore: "call 4's values" "load_state_dict"
 """Bug: restore_best is stored but the best state is never loaded back."""
 
 import math

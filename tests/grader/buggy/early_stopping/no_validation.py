@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail validation
 """Bug: no ValueError for invalid arguments."""
 
 import math

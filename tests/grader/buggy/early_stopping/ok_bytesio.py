@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: pass
 """Right, written another way: the best state serialised with torch.save into memory (as a
 checkpoint file would be), the copy kept on the CPU."""
 

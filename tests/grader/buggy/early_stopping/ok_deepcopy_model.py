@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: pass
 """Right, written another way: a deep copy of the whole model as the best state, and the count of
 calls without improvement taken as the distance from best_epoch."""
 

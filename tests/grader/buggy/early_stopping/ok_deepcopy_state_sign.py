@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: pass
 """Right, written another way: copy.deepcopy of the state dict, and mode 'max' by a sign (best
 itself stays the metric)."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail buffers: "running_mean" "named_parameters()"
 """Bug: only the parameters are saved and restored; BatchNorm's running statistics are not."""
 
 import math

@@ -1,4 +1,6 @@
 # quizapp: exercise=early_stopping
+# expect: fail mode-max
+# expect: fail min-delta: "relative" "threshold_mode='rel'"
 """Bug: min_delta taken relative to best, as ReduceLROnPlateau's threshold_mode='rel'."""
 
 import math

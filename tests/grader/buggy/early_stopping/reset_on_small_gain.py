@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail min-delta: "restarts at any better metric"
 """Bug: a metric better than best by less than min_delta resets the count (best stays)."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore: "restore_best_weights" "step does not call"
 """Bug: restoring lives in a method that step never calls."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore: "next call"
 """Bug: stopping only marks the restore as pending; it happens on the next call of step,
 which never comes."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore: "from the nan metric" "both places that stop"
 """Bug: the NaN stop returns True without restoring; only the patience stop restores."""
 
 import math

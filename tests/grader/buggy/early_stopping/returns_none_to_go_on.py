@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail patience: "returned None at call 0" "return a bool"
 """Bug: step returns None, not False, when training should go on."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore: "returned False" "changed the model"
 """Bug: every call without improvement loads the best state back, not only the stopping one."""
 
 import math

@@ -1,4 +1,6 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore: "call 1's weights" "call 2's values" "Call 2's 0.895 beat best 0.9 (call 1)"
+# expect: says restore: "no more than min_delta=0.01" "saves nothing"
 """Bug: best follows min_delta, but the state is saved at every better metric, also one within
 min_delta of best (which is no improvement)."""
 

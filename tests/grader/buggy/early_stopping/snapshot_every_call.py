@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail restore: "did call load_state_dict" "call 4's values"
 """Bug: the state is saved on every call, not only on an improvement."""
 
 import math

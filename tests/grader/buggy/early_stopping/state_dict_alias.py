@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail copy-of-state: "in place" "share memory" "self.best_state"
 """Bug: best_state = model.state_dict(), which holds references to the live tensors."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail patience: "one call late" "ReduceLROnPlateau"
 """Bug: True when the count of calls without improvement exceeds patience (ReduceLROnPlateau's
 `>`), one call after the patience-th."""
 

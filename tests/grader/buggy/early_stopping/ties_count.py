@@ -1,4 +1,7 @@
 # quizapp: exercise=early_stopping
+# expect: fail min-delta: "exactly min_delta"
+# expect: fail mode-max: "exactly min_delta" "min-delta check"
+# expect: lacks mode-max: "mode='min' only"
 """Bug: <= and >=: a metric exactly min_delta better than best counts as an improvement."""
 
 import math

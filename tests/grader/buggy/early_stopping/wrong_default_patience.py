@@ -1,4 +1,5 @@
 # quizapp: exercise=early_stopping
+# expect: fail defaults: "patience is 5" "0.4999999"
 """Bug: patience defaults to 3."""
 
 import math

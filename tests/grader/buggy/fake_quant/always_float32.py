@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail dtype-shape-kept: "expected dtype float64, got float32" ".float()"
 """Deliberately buggy: computes in float32 and returns float32 whatever x's dtype."""
 
 import torch

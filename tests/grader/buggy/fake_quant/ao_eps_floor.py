@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail tiny-amax: "amax 1e-06" "matches scale = max(amax / qmax, 1.19e-07)" "the floor torch.ao"
 """Deliberately buggy: torch.ao-style minimum scale: scale = max(amax / qmax, float32 eps), so a tensor
 with amax 1e-6 gets a step 15 times too coarse."""
 

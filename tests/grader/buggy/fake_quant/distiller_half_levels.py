@@ -1,4 +1,8 @@
 # quizapp: exercise=fake_quant
+# expect: fail per-tensor-matches-torch per-channel-matches-torch validation
+# expect: fail round-half-even: "scale is wrong, not the rounding" "-3.5 -> -3.98431"
+# expect: says round-half-even: "multiples of 0.996078 = amax / 127.5"
+# expect: lacks round-half-even: "floor("
 """Deliberately buggy: the scale counts (2**bits - 1) / 2 = 127.5 levels, as Distiller's unrestricted
 symmetric range does, so scale = amax / 127.5 instead of amax / 127 (and the clamp allows -128)."""
 

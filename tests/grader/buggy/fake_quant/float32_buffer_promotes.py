@@ -1,4 +1,6 @@
 # quizapp: exercise=fake_quant
+# expect: fail dtype-shape-kept: "expected dtype bfloat16, got float32" "torch.zeros(...)" ".to(x.dtype)"
+# expect: lacks dtype-shape-kept: "(no .float())"
 """Deliberately buggy: GPTQ-style, amax is taken against a float32 torch.zeros(...) buffer (so the range
 always holds 0), which promotes a bfloat16 x to float32; nothing calls .float()."""
 

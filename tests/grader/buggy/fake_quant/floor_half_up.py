@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail round-half-even: "0.5 -> expected 0, got 1" "floor(x / scale + 0.5)"
 """Deliberately buggy: ties rounded up with floor(v + 0.5) instead of half to even."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail x-unchanged: "x changed in" "though the result is a new tensor" "in-place"
 """Deliberately buggy: quantizes x in place (through .data) and returns it."""
 
 import torch

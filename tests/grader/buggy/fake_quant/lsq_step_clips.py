@@ -1,4 +1,8 @@
 # quizapp: exercise=fake_quant
+# expect: fail per-tensor-matches-torch per-channel-matches-torch round-half-even validation
+# expect: fail straight-through-gradient: "exactly 0 at" "masks the gradient" "clipped STE"
+# expect: lacks round-half-even: "floor("
+# expect: lacks straight-through-gradient: "x.detach()"
 """Deliberately buggy: LSQ-style: the step is LSQ's initial value 2 * mean(|x|) / sqrt(qmax) instead of
 amax / qmax, and the gradient reaches x only through the clamp, so values beyond qmax * step get none."""
 

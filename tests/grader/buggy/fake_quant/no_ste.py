@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail straight-through-gradient: "all zeros"
 """Deliberately buggy: no straight-through estimator: round's zero gradient reaches x."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail validation
 """Deliberately buggy: bits is never validated."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: pass
 """Deliberately buggy: NOT a bug: a custom autograd.Function whose backward passes the gradient through."""
 
 import torch

@@ -1,4 +1,6 @@
 # quizapp: exercise=fake_quant
+# expect: fail straight-through-gradient: "the output is x itself" "no straight-through estimator was exercised"
+# expect: fail x-unchanged: "the result is x itself, quantized in place" "x changed in"
 """Deliberately buggy: SmoothQuant-style, quantizes x in place under no_grad and returns x itself."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail straight-through-gradient: "holding amax" "x.detach()"
 """Deliberately buggy: straight-through rounding, but the scale is not detached: gradient leaks through amax."""
 
 import torch

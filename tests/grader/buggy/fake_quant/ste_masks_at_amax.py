@@ -1,4 +1,7 @@
 # quizapp: exercise=fake_quant
+# expect: fail straight-through-gradient: "exactly 0 at the 1 position where |x| reaches amax" "masks the gradient"
+# expect: says straight-through-gradient: "clipped STE"
+# expect: lacks straight-through-gradient: "x.detach()"
 """Deliberately buggy: a clipped straight-through estimator whose backward keeps the gradient only
 strictly inside (-amax, amax), so the element holding amax gets none (the forward is right)."""
 

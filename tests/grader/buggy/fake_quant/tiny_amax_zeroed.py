@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail tiny-amax: "all zeros" "amax is 1e-08" "scale = amax / qmax = 7.87e-11"
 """Deliberately buggy: pytorch-quantization-style: an amax at or below 2**-24 (the smallest float16
 subnormal) is treated as zero and its tensor (or channel) quantizes to all zeros."""
 

@@ -1,4 +1,8 @@
 # quizapp: exercise=fake_quant
+# expect: fail per-channel-matches-torch validation
+# expect: fail per-tensor-matches-torch: "2**bits - 1"
+# expect: may-not-pass all-zero
+# expect: may-not-pass round-half-even: "scale is wrong, not the rounding" "amax / 255"
 """Deliberately buggy: unsigned level count: qmax = 2**bits - 1."""
 
 import torch

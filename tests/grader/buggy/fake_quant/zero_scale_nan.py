@@ -1,4 +1,5 @@
 # quizapp: exercise=fake_quant
+# expect: fail all-zero: "NaN"
 """Deliberately buggy: no guard for amax = 0: an all-zero tensor gives 0 / 0 = NaN."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail clip-accumulated
 """BUGGY (clips_each_micro_batch): clips after every backward instead of the accumulated gradient once."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail one-micro-batch-at-a-time
 """BUGGY (concat_group): concatenates the group into one forward: exact, but holds the whole group's activations."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail trailing-group short-last-micro-batch
 """BUGGY (divide_by_accum_steps): divides by accum_steps always: wrong for the trailing group and a short last micro-batch."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail short-last-micro-batch
 """BUGGY (divide_by_k_unequal): weights every micro-batch 1/len(group): wrong when the last micro-batch is smaller."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail optimizer-steps trailing-group short-last-micro-batch clip-accumulated
 """BUGGY (drops_trailing_group): never steps the trailing group (its gradients are left behind)."""
 
 import torch

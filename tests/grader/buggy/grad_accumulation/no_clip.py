@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail clip-accumulated
 """BUGGY (no_clip): ignores max_grad_norm."""
 
 import torch

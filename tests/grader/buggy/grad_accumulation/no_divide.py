@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail divisible-matches-big-batch trailing-group short-last-micro-batch
 """BUGGY (no_divide): sums the micro-batch mean losses: the gradient is len(group) times too large."""
 
 import torch

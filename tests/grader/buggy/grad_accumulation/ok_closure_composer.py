@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: pass
 """Right, written as Composer's trainer runs it: the whole group (every micro-batch's forward and
 backward, then clipping) runs inside the closure handed to optimizer.step; gradients are zeroed
 after the step."""

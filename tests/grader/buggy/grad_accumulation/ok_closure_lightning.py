@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: pass
 """Right, written as Lightning's automatic optimisation runs it: every micro-batch's forward and
 backward is a closure; the group's last one runs inside optimizer.step(closure), after len(loader)
 told the loop where the trailing group ends."""

@@ -1,4 +1,6 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail trailing-group short-last-micro-batch
+# expect: fail optimizer-steps: "accum_steps=4" "saw [4, 2, 1]" "split into 2 steps"
 """BUGGY (splits_trailing_group): once in the trailing group, the loop switches accum_steps to the
 remainder but keeps counting micro-batches from the start of the loader, so a step falls wherever
 the running index hits a multiple of the remainder (7 micro-batches, accum 4: steps after 4, 6 and 7)."""

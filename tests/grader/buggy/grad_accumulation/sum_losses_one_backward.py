@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail one-micro-batch-at-a-time
 """BUGGY (sum_losses_one_backward): sums the weighted losses of the group and calls backward once: every graph stays alive."""
 
 import torch

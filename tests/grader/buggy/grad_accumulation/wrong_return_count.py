@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail returns-step-count
 """BUGGY (wrong_return_count): returns len(loader) // accum_steps, which misses the trailing group's step."""
 
 import torch

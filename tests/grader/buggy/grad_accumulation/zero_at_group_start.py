@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail no-zero-inside-group
 """BUGGY (zero_at_group_start): zeroes at the start of each group instead of after the step, so gradients are left behind at the end."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=grad_accumulation
+# expect: fail divisible-matches-big-batch trailing-group short-last-micro-batch no-zero-inside-group clip-accumulated
 """BUGGY (zero_grad_every_micro_batch): zeroes the gradients before every micro-batch, so only the last one counts."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: fail all-rows-ignored: "every row ignored" "expected nan (0 / 0" "got 0" "max(count, 1)"
 """Deliberately buggy: divides by max(kept rows, 1), so a batch whose rows are all ignored gives 0, not nan."""
 
 import torch

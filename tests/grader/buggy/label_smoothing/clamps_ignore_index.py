@@ -1,4 +1,6 @@
 # quizapp: exercise=label_smoothing
+# expect: fail ignore-index: "ignore_index=5 with 5 classes" "raised RuntimeError: index 5 is out of bounds" "line 18:"
+# expect: says ignore-index: "torch.where(keep, targets, 0)" "clamp(min=0) only makes negative values safe"
 """Deliberately buggy: like HF transformers' LabelSmoother, clamps the targets to min=0 before gather; that makes
 -100 (and any negative ignore_index) a valid index, but ignore_index=C or larger still indexes out of range."""
 

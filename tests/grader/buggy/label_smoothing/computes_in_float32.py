@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: fail low-and-high-precision: "float64 logits" "tolerance 1e-12" "float32 rounding"
 """Deliberately buggy: computes in float32 and casts back, fine for float16/bfloat16 logits, but float64 logits
 get a float64 loss with only float32's precision (off by ~1e-7 of the value)."""
 

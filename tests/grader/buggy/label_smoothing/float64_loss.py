@@ -1,4 +1,6 @@
 # quizapp: exercise=label_smoothing
+# expect: fail returns-scalar-tensor
+# expect: may-not-pass low-and-high-precision: "expected a bfloat16 loss" "got float64"
 """Deliberately buggy: computes in float64 and returns a float64 loss for float32 logits."""
 
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=label_smoothing
+# expect: error ignore-index all-rows-ignored
+# expect: starts ignore-index: "with 10 rows of 5 classes, smoothing=0.1: RuntimeError"
+# expect: starts all-rows-ignored: "with 10 rows of 5 classes, smoothing=0.1: RuntimeError"
 """Deliberately buggy: gathers at the ignored targets' index (-100), which is out of range."""
 
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: fail ignore-index: "uniform"
 """Deliberately buggy: F.nll_loss drops ignored rows, but the smoothing term still averages every row."""
 
 import torch.nn.functional as F

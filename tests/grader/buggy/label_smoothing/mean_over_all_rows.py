@@ -1,4 +1,6 @@
 # quizapp: exercise=label_smoothing
+# expect: fail ignore-index: "kept rows"
+# expect: may-not-pass all-rows-ignored
 """Deliberately buggy: ignored rows are zeroed but still counted in the mean's denominator."""
 
 import torch

@@ -1,4 +1,6 @@
 # quizapp: exercise=label_smoothing
+# expect: fail all-rows-ignored: "20 of 20 gradient entries are NaN" "exactly 0" "inf * 0"
+# expect: says all-rows-ignored: "torch.where(keep, per_row, 0)"
 """Deliberately buggy: masks by multiplying with keep; with every row ignored, d(sum / 0) = inf meets the mask's 0
 and the gradient is inf * 0 = NaN, where F.cross_entropy's is 0."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: fail validation
 """Deliberately buggy: smoothing outside [0, 1] is accepted."""
 
 import torch

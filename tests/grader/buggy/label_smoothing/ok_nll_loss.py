@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: pass
 """Deliberately buggy: NOT a bug: F.nll_loss for the labelled term, a masked mean for the uniform one."""
 
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: pass
 """Deliberately buggy: NOT a bug: an explicit smoothed target distribution, fed to cross_entropy as probabilities."""
 
 import torch

@@ -1,4 +1,7 @@
 # quizapp: exercise=label_smoothing
+# expect: fail gradient-matches-torch
+# expect: fail value-matches-torch: "summed"
+# expect: may-not-pass ignore-index all-rows-ignored large-logits-stable low-and-high-precision
 """Deliberately buggy: the rows' losses are summed, not averaged."""
 
 import torch

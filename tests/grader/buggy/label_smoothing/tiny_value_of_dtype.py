@@ -1,4 +1,7 @@
 # quizapp: exercise=label_smoothing
+# expect: fail all-rows-ignored: "every row ignored" "expected nan" "got 0" "tiny epsilon"
+# expect: fail low-and-high-precision: "bfloat16 logits" "raised TypeError: Does not support dtype torch.bfloat16"
+# expect: says low-and-high-precision: "line 21:" "F.cross_entropy accepts bfloat16 logits"
 """Deliberately buggy: like allennlp's sequence_cross_entropy_with_logits, divides by count + tiny_value_of_dtype,
 which raises for bfloat16 and returns 0 instead of nan for a batch whose rows are all ignored (two bugs)."""
 

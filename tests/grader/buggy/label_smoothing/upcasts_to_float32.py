@@ -1,4 +1,6 @@
 # quizapp: exercise=label_smoothing
+# expect: fail low-and-high-precision: "bfloat16 logits" "expected a bfloat16 loss" "got float32" "dtype=torch.float32"
+# expect: says low-and-high-precision: ".to(logits.dtype)"
 """Deliberately buggy: like HF transformers' LabelSmoother, sums the smoothing term with dtype=torch.float32
 ("works for fp16 input too, by upcasting"), so float16 and bfloat16 logits give a float32 loss."""
 

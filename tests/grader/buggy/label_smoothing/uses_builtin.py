@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: fail no-builtin-smoothing: "label_smoothing=0.1"
 """Deliberately buggy: right numbers, but the built-in label_smoothing argument did the work."""
 
 from torch.nn.functional import cross_entropy

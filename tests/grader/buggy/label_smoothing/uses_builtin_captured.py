@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: fail no-builtin-smoothing: "label_smoothing=0.1"
 """Deliberately buggy: the built-in label_smoothing did the work, through a reference to torch's kernel
 taken at import, before a check could put a watcher in its place."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=label_smoothing
+# expect: fail no-builtin-smoothing: "label_smoothing=0.1"
 """Deliberately buggy: the built-in label_smoothing did the work, called as an aten operator, past
 the Python function a check that patches torch._C._nn would watch."""
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=lora
+# expect: fail lora-shapes
+# expect: may-not-pass lora-forward lora-merge lora-gradients
 """BUGGY (a_transposed): lora_A created as (in, rank) and used transposed."""
 
 import math

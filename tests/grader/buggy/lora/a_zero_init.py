@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-init
 """BUGGY (a_zero_init): lora_A zeros as well as lora_B: no gradient ever reaches either."""
 
 import math

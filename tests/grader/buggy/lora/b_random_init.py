@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-init
 """BUGGY (b_random_init): lora_B random as well as lora_A, so the wrapped layer does not start as the base."""
 
 import math

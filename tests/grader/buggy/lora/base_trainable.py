@@ -1,4 +1,7 @@
 # quizapp: exercise=lora
+# expect: fail lora-gradients
+# expect: fail lora-shapes: "the base layer's weight and bias still require gradients; freeze them"
+# expect: no-number lora-shapes
 """BUGGY (base_trainable): LoRALinear does not freeze its base layer."""
 
 import math

@@ -1,4 +1,7 @@
 # quizapp: exercise=lora
+# expect: fail lora-shapes lora-init lora-forward lora-merge lora-gradients lora-bf16 add-lora-targets add-lora-freezes
+# expect: skip lora-dropout add-lora-twice
+# expect: no-number lora-shapes lora-merge
 """Does nothing: the adapter's weights exist but never run, merge hands the base layer back, and
 add_lora hands the model back as it was."""
 

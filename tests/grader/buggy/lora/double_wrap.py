@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail add-lora-twice
 """BUGGY (double_wrap): add_lora treats a LoRALinear (which looks like a Linear) as a target too, so a second call wraps the wrappers."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-dropout
 """BUGGY (dropout_always_on): uses F.dropout with training=True, so dropout also acts in eval mode."""
 
 import math

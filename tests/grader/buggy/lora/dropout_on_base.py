@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-dropout
 """BUGGY (dropout_on_base): applies dropout to the input of both paths."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-bf16
 """BUGGY (fp32_adapters): lora_A/lora_B always float32 on the base's device, whatever the base's dtype."""
 
 import math

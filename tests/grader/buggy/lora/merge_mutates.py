@@ -1,4 +1,6 @@
 # quizapp: exercise=lora
+# expect: fail lora-merge: "changed the LoRALinear: base.weight (moved by up to "
+# expect: lacks lora-merge: "; base.weight moved"
 """BUGGY (merge_mutates): merge adds B @ A into the base weight in place and returns the base."""
 
 import math

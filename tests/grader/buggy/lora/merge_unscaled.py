@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-merge
 """BUGGY (merge_unscaled): merge adds B @ A without the scaling factor."""
 
 import math

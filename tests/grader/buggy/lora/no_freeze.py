@@ -1,4 +1,6 @@
 # quizapp: exercise=lora
+# expect: fail add-lora-freezes
+# expect: fail add-lora-twice: "extra blocks.0.attn.k_proj.bias" "and 23 more"
 """BUGGY (no_freeze): add_lora wraps the right layers but leaves every other parameter trainable."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail add-lora-twice
 """BUGGY (refreeze_lora): add_lora freezes every parameter, earlier LoRA ones included, before wrapping."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail add-lora-twice: "changed the trained lora_A/lora_B of 5 of 5 adapters" "and 1 more"
 """BUGGY (rewraps_existing): a second add_lora call replaces each existing LoRALinear by a fresh one
 around the same base, so the adapters' trained values are lost (the layer count stays right)."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-scaling lora-forward lora-gradients
 """BUGGY (scaling_alpha): scaling = alpha, forgetting / rank."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail lora-forward lora-merge lora-gradients
 """BUGGY (scaling_ignored): stores scaling but forward leaves it out."""
 
 import math

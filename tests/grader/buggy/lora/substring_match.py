@@ -1,4 +1,5 @@
 # quizapp: exercise=lora
+# expect: fail add-lora-targets add-lora-freezes add-lora-twice
 """BUGGY (substring_match): the seed's add_lora: target names matched as substrings of the qualified name, nothing else frozen."""
 
 import math

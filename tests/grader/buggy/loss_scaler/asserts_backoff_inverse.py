@@ -1,4 +1,7 @@
 # quizapp: exercise=loss_scaler
+# expect: error scale-trajectory
+# expect: may-not-pass growth-only-if-finite
+# expect: starts scale-trajectory: "with DynamicLossScaler(init_scale=1024, growth_factor=2, backoff_factor=0.25, growth_interval=2): AssertionError"
 """Bug: assumes backoff_factor == 1 / growth_factor and asserts it, so a valid configuration raises."""
 
 import torch

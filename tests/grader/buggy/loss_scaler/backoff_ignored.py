@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail scale-trajectory: "backoff_factor=0.25" "growth_factor=2," "became 512, yours 1024"
 """Bug: on overflow divides the scale by growth_factor and ignores backoff_factor (as fairseq's and
 DeepSpeed's scalers do); right whenever backoff_factor == 1 / growth_factor."""
 

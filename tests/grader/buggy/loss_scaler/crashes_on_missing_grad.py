@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail missing-grads
 """Bug: assumes every parameter has a gradient."""
 
 import math

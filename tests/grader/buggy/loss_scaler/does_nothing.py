@@ -1,4 +1,6 @@
 # quizapp: exercise=loss_scaler
+# expect: fail scale-trajectory skip-on-overflow return-value clean-step-update missing-grads scale-loss
+# expect: skip growth-only-if-finite
 """Does nothing: never scales, never unscales, never steps, and says every step went through."""
 
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=loss_scaler
+# expect: fail scale-trajectory return-value
+# expect: fail skip-on-overflow: "nan" "isfinite"
 """Bug: checks for inf only (== inf); NaN gradients slip through."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail growth-only-if-finite
 """Bug: grows the scale without checking that the result is finite."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail scale-trajectory
 """Bug: the clean count is not reset after growing, so the scale grows on every later step."""
 
 import math

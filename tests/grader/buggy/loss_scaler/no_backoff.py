@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail scale-trajectory
 """Bug: an overflow skips the step but leaves the scale as it is."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail clean-step-update
 """Bug: checks the gradients but never divides them by the scale."""
 
 import math

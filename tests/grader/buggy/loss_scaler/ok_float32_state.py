@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: pass
 """Correct: keeps the scale and the clean-step count in float32/int tensors, as GradScaler does."""
 
 import torch

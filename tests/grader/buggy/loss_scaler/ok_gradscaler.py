@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: pass
 """Correct: delegates to torch.amp.GradScaler itself (the same four knobs)."""
 
 import torch

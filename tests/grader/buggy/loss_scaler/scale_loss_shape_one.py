@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail scale-loss: "shape [1]" "0-dim"
 """Bug: scale_loss multiplies by a shape-[1] tensor, so a 0-dim loss comes back with shape [1]."""
 
 import math

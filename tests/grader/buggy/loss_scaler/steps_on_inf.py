@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail skip-on-overflow
 """Bug: optimizer.step() runs before the inf check, so overflowing steps still move the weights."""
 
 import math

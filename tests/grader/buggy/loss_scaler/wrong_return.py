@@ -1,4 +1,5 @@
 # quizapp: exercise=loss_scaler
+# expect: fail return-value
 """Bug: returns whether an overflow was found: the opposite of the contract."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail channels-l2: "you zeroed input channels (dim=1)"
 """BUGGY (channels_dim1): input channels (columns, dim 1) are pruned instead of output channels."""
 
 import numbers

@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail channels-l2: "smallest L1 norm"
 """BUGGY (channels_l1): channels are ranked by their L1 norm, the sum of |w|."""
 
 import numbers

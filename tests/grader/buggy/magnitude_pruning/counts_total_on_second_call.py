@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail second-call-among-survivors: "a fraction of the whole model"
 """BUGGY (counts_total_on_second_call): a second call prunes amount of the whole model, not of the weights alive."""
 
 import numbers

@@ -1,4 +1,7 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail survivors-train: "made after the pruning: after 4 optimizer steps, 482 surviving weights, all negative, kept their values"
+# expect: says survivors-train: "A mask built from w < eps without abs freezes every negative weight"
+# expect: lacks survivors-train: "this follows from the check \""
 """BUGGY (freezes_negative_weights): the mask is applied in every forward pass, and the gradient of every
 weight below EPS is zeroed as well, to keep pruned weights still; without abs() that test is true for
 every negative weight, so the negative survivors never train."""

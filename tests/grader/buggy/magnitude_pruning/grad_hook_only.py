@@ -1,4 +1,8 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail channels-stay-zero
+# expect: fail stays-zero-optimizer-state: "made before the pruning, with 2 steps behind it"
+# expect: says stays-zero-optimizer-state: "masking the gradient is not enough"
+# expect: lacks stays-zero-optimizer-state: "this follows from the check \""
 """BUGGY (grad_hook_only): the weights are zeroed once and their gradient masked by a hook; an optimizer that ran before the pruning still moves them."""
 
 import numbers

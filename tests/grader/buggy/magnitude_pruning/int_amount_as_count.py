@@ -1,4 +1,6 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail amount-fraction: "prune_global(model, 2): expected ValueError"
+# expect: says amount-fraction: "it zeroed 2 weights: an int is never a count here"
 """BUGGY (int_amount_as_count): amount goes to torch.nn.utils.prune as it came, so an int 1 prunes one
 weight and an int 2 two, where the contract reads 1 as 1.0 and refuses 2."""
 

@@ -1,4 +1,7 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail channels-stay-zero
+# expect: fail stays-zero-new-optimizer: "trains your mask" "register it as a buffer"
+# expect: lacks stays-zero-new-optimizer: "zeroing it once"
 """BUGGY (mask_as_parameter): the mask is registered as an nn.Parameter: an optimizer made afterwards trains it."""
 
 import numbers

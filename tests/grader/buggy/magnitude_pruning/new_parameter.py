@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail survivors-train: "have not moved at all"
 """BUGGY (new_parameter): the pruned weight is registered as a new Parameter: an optimizer made before the pruning keeps training the old one, which the layer no longer uses."""
 
 import numbers

@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail amount-fraction
 """BUGGY (no_validation): amount is never checked: 1.5 or -0.1 fail deep inside torch.topk."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: pass
 """Right, another way: an amount that is not a number raises TypeError (as torch's own pruning does),
 a number outside [0, 1] ValueError; the mask is applied with torch.where in a forward pre-hook."""
 

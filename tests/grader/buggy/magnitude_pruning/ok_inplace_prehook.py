@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: pass
 """Right, another way: the weight stays the module's own Parameter, and a forward pre-hook zeroes the
 pruned entries in place before every forward pass (whatever the optimizer did since)."""
 

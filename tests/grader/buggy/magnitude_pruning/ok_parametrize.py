@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: pass
 """Right, with torch.nn.utils.parametrize: the mask is a parametrization, so module.weight is computed
 as original * mask on every access; make_permanent removes the parametrization, keeping its value."""
 

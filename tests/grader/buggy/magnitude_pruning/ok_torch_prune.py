@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: pass
 """Right, with torch.nn.utils.prune itself: global_unstructured with L1Unstructured, ln_structured, and
 prune.remove for the modules that carry a mask. A second call passes importance_scores: left to itself,
 global_unstructured ranks module.weight, which only a forward pass recomputes."""

@@ -1,4 +1,9 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail global-count: "this follows from the check \"One ranking across all layers"
+# expect: says global-count: "that is round(0.3 * n) in each layer on its own ([14, 54, 461, 36])"
+# expect: fail global-ranking: "is [49%, 50%, 50%, 50%], one global ranking gives [20%, 44%, 53%, 32%]"
+# expect: says global-ranking: "a threshold per layer"
+# expect: fail second-call-among-survivors: "this follows from the check \"One ranking across all layers"
 """BUGGY (per_layer_threshold): each layer is pruned by its own threshold, amount of every layer."""
 
 import numbers

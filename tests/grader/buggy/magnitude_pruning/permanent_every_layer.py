@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail permanent-plain-parameter: "model.out never pruned"
 """BUGGY (permanent_every_layer): make_permanent treats every Linear/Conv2d as pruned, and fails on one that never was."""
 
 import numbers

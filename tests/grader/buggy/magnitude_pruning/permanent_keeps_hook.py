@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail permanent-plain-parameter: "still has 1 forward hook"
 """BUGGY (permanent_keeps_hook): make_permanent bakes the zeros in but leaves the forward pre-hook,
 which keeps zeroing those weights in every forward pass."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail permanent-same-outputs: "not weight_orig alone"
 """BUGGY (permanent_restores_orig): make_permanent registers weight_orig as the weight, without the mask."""
 
 import numbers

@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail permanent-same-outputs: "is stale"
 """BUGGY (permanent_stale_weight): make_permanent copies module.weight, which the last forward computed before the last optimizer step."""
 
 import numbers

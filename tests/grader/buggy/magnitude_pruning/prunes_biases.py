@@ -1,4 +1,7 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail biases-kept
+# expect: fail global-count: "this follows from the check \"Biases are never pruned"
+# expect: fail second-call-among-survivors: "this follows from the check \"prune_global zeroes round(amount * total)"
 """BUGGY (prunes_biases): the biases are ranked together with the weights (and masked the same way)."""
 
 import numbers

@@ -1,4 +1,6 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail global-count biases-kept linear-and-conv-only second-call-among-survivors
+# expect: fail survivors-train: "this follows from the check \"Biases are never pruned"
 """BUGGY (prunes_biases_and_norms): as a pruning callback that prunes every module's "weight" and "bias"
 does, the biases and the BatchNorm/LayerNorm parameters are ranked and masked with the weights."""
 

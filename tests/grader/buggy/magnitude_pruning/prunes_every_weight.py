@@ -1,4 +1,7 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail linear-and-conv-only
+# expect: fail global-count: "573 = round(0.3 * 1910): you counted the 29 BatchNorm/LayerNorm weights"
+# expect: fail second-call-among-survivors: "this follows from the check \"prune_global zeroes round(amount * total)"
 """BUGGY (prunes_every_weight): every parameter named 'weight' is pruned, the BatchNorm and LayerNorm ones too."""
 
 import numbers

@@ -1,4 +1,8 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail global-count: "68 became zero, expected round(0.3 * 1881) = 564: every nn.Linear (head.1, head.4) kept all its weights"
+# expect: says global-count: "68 = round(0.3 * 225) counts the nn.Conv2d weights alone"
+# expect: fail global-ranking: "every nn.Linear (head.1, head.4) kept all its weights"
+# expect: fail second-call-among-survivors: "this follows from the check \"One ranking across all layers"
 """BUGGY (ranks_conv_only): only the Conv2d weights are ranked and pruned, so every nn.Linear keeps all
 its weights; the sparsity of every layer is still returned."""
 

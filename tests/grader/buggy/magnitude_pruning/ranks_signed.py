@@ -1,4 +1,6 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail global-ranking: "you ranked by signed value"
+# expect: fail second-call-among-survivors: "this follows from the check \"One ranking across all layers"
 """BUGGY (ranks_signed): ranks the weights by signed value, so the most negative ones go first."""
 
 import numbers

@@ -1,4 +1,7 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail second-call-among-survivors: "then prune_global(model, 0.5) with no forward pass after the last step: it zeroed 41 weights that are not among the 658 of smallest current |w| of the 1317 alive"
+# expect: says second-call-among-survivors: "you ranked the weights of the last forward pass, from before the last optimizer step"
+# expect: says second-call-among-survivors: "importance_scores"
 """BUGGY (ranks_stale_weight): torch.nn.utils.prune.global_unstructured as it comes; on a second call it
 ranks module.weight, which only a forward pass recomputes, so after an optimizer step with no forward
 since, it ranks the values from before that step."""

@@ -1,4 +1,6 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail second-call-among-survivors: "should zero round(0.5 * 1317) = 658 more of the 1317 alive, 1222 in all (65%); you have 940"
+# expect: says second-call-among-survivors: "ranked from scratch"
 """BUGGY (rerank_from_scratch): every call ranks all weights again, the zeros of the last call included."""
 
 import numbers

@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail returns-sparsity
 """BUGGY (returns_param_names): the sparsity dict is keyed by parameter names ('head.1.weight')."""
 
 import numbers

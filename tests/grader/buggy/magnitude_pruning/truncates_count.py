@@ -1,4 +1,5 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail global-count: "1316 became zero, expected round(0.7 * 1881) = 1317: 1316.7 was truncated"
 """BUGGY (truncates_count): int(amount * alive) truncates where the contract rounds."""
 
 import numbers

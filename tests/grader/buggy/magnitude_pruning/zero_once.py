@@ -1,4 +1,8 @@
 # quizapp: exercise=magnitude_pruning
+# expect: fail channels-stay-zero
+# expect: fail stays-zero-new-optimizer: "grew back" "zeroing it once is not enough"
+# expect: says stays-zero-new-optimizer: "SGD(lr=0.1, momentum=0.9) made after the pruning" "; with AdamW(lr=0.01"
+# expect: fail stays-zero-optimizer-state: "this follows from the check \"Pruned weights stay exactly 0"
 """BUGGY (zero_once): the weights are zeroed once, with no mask applied afterwards: training regrows them."""
 
 import numbers

@@ -1,4 +1,7 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail cutmix-label-weight: "0.859375" "1 - h * w / (H * W) = 1 - 16 * 16 / 1024"
+# expect: says cutmix-label-weight: "from the clipped y0, y1, x0, x1"
+# expect: lacks cutmix-label-weight: "drawn lam"
 """Deliberately buggy: the label weight is taken from the box's area h * w, computed before the box is
 clipped to the image."""
 

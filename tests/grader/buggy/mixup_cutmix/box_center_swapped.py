@@ -1,4 +1,7 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail cutmix-box: "[7:12, 0:8] (40 pixels)" "60 pixels in [0:6, 5:15]"
+# expect: says cutmix-box: "center is (cy, cx), here (10, 3), row first"
+# expect: lacks cutmix-box: "not clipped"
 """Deliberately buggy: reads center as (cx, cy): the box lands transposed (its weight is that of its own box)."""
 
 import math

@@ -1,4 +1,9 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail cutmix-box: "should take the box [0:3, 0:3] (9 pixels)" "yours takes no pixel" "not clipped"
+# expect: says cutmix-box: "a negative slice start counts from the end"
+# expect: says cutmix-box: "\n  ---.....\n  ---.....\n  ---.....\n  ........"
+# expect: fail cutmix-label-weight: "pasted 0 pixels" "before clipping: clip the ends first"
+# expect: lacks cutmix-label-weight: "drawn lam"
 """Deliberately buggy: the box's ends are never clipped: a negative start counts from the end of the axis
 in a slice, and the area counts pixels outside the image."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail cutmix-box: "4 pixels in [0:2, 0:2]" "H * sqrt(1 - lam)"
 """Deliberately buggy: the box's sides are H * (1 - lam), so its area is (1 - lam)**2 of the image, not 1 - lam
 (its weight is that of its own box)."""
 

@@ -1,4 +1,7 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail cutmix-label-weight: "[0:12, 0:12] after clipping, 144 of 1024 pixels" "= 0.859375"
+# expect: says cutmix-label-weight: "0.75 on its own label" "the drawn lam = 0.75" "correct_lam"
+# expect: lacks cutmix-label-weight: "h * w"
 """Deliberately buggy: CutMix's targets use the drawn lam, not the share of pixels kept after clipping
 (timm with correct_lam=False)."""
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail x-y-unchanged: "changed 192 of 768 values of x" "rows 0:4, columns 0:4" "returned x itself"
+# expect: says x-y-unchanged: "timm's Mixup" "x.clone()"
 """Deliberately buggy: pastes the box into x itself and returns it, as timm's Mixup does
 (x[:, :, yl:yh, xl:xh] = x.flip(0)[:, :, yl:yh, xl:xh])."""
 

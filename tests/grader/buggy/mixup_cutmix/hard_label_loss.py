@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail soft-ce-matches-torch: "targets.argmax(-1)" "soft targets themselves"
 """Deliberately buggy: the loss keeps the hard-label criterion, cross-entropy against targets.argmax(-1)."""
 
 import math

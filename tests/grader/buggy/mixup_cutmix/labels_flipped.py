@@ -1,4 +1,6 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail labels-follow-pixels: "row 0's pixels are mixed with sample perm[0] = 2" "the label of sample 5"
+# expect: says labels-follow-pixels: ".flip(0)" "y[perm]"
 """Deliberately buggy: the pixels use perm, but the labels are paired as timm's mixup_target pairs them,
 with y.flip(0) (sample i with N - 1 - i): most rows get the label of an image that is not in them."""
 

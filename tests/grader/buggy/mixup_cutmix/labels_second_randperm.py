@@ -1,4 +1,6 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail labels-follow-pixels: "a second torch.randperm" "same perm as its pixels"
+# expect: lacks labels-follow-pixels: "flip"
 """Deliberately buggy: the labels are mixed with a second torch.randperm, drawn apart from the perm the
 pixels use: each row's second label belongs to a random other image."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail targets-shape-dtype: "float64" "1.19e-08" "float32 rounding" "torch.tensor(lam)"
 """Deliberately buggy: turns lam into torch.tensor(lam), a float32 tensor: a float64 batch is mixed
 with lam rounded to float32."""
 

@@ -1,4 +1,7 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail cutmix-box: "sample 3" "holds pixels of sample 1, not of perm[3] = 0" "[1, 2, 3, 1]"
+# expect: says cutmix-box: "pasted earlier in the same loop" "unmodified x"
+# expect: lacks cutmix-box: "inverse permutation"
 """Deliberately buggy: pastes sample by sample into the batch it reads from, so a partner whose box was
 already replaced hands on its partner's pixels."""
 

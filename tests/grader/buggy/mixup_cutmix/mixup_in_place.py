@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail x-y-unchanged: "changed 768 of 768 values of x" "x.mul_(lam)"
 """Deliberately buggy: mixes into x itself, as timm's Mixup does (x.mul_(lam).add_(x_flipped))."""
 
 import math

@@ -1,4 +1,11 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail mixup-pixels: "lam=0.25"
+# expect: says mixup-pixels: "lam was folded to max(lam, 1 - lam) = 0.75: the contract uses the drawn lam as is"
+# expect: says mixup-pixels: "fastai"
+# expect: fail mixup-targets: "lam=0.25" "got {class 2: 0.25, class 3: 0.75}"
+# expect: says mixup-targets: "lam was folded to max(lam, 1 - lam) = 0.75: the contract uses the drawn lam as is"
+# expect: lacks mixup-pixels: "lam weighs x[perm]"
+# expect: lacks mixup-targets: "the weights are swapped"
 """Deliberately buggy: mixup folds lam to max(lam, 1 - lam) so that the sample's own image always dominates
 (fastai's MixUp), for the pixels and the targets alike; right for every lam of 0.5 or more."""
 

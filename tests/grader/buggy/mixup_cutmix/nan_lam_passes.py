@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail validation: "lam=nan" "`lam < 0 or lam > 1`" "not 0 <= lam <= 1"
 """Deliberately buggy: validates lam with `lam < 0 or lam > 1`, which NaN passes."""
 
 import math

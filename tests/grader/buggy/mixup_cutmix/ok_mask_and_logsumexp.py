@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: pass
 """Deliberately buggy: NOT a bug: mixup through torch.lerp, CutMix through a boolean mask and torch.where
 (the weight from the mask's mean), targets scattered row by row, and the loss from logsumexp."""
 

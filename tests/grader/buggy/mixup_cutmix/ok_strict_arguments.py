@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: pass
 """Correct, and strict about everything the contract leaves out: it refuses a lam that is not a Python float
 and a center that is not a pair of ints inside the image, so a check that passes anything else shows."""
 

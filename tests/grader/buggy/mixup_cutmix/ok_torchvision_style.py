@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: pass
 """Deliberately buggy: NOT a bug: written as torchvision.transforms.v2's MixUp and CutMix write it (a half side
 int(0.5 * sqrt(1 - lam) * W), ends clamped with torch.clamp, lam_adjusted from the clamped box, in-place ops on
 fresh copies only), with F.cross_entropy taking the probability targets directly."""

@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail targets-shape-dtype: "shape (6, 7), expected (6, 10)" "num_classes"
 """Deliberately buggy: F.one_hot(y) without num_classes: the batch's largest label sets the number of
 columns."""
 

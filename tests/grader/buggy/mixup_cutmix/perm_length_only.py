@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail validation: "perm=[0, 0, 2, 3], which repeats 0 and lacks 1" "len(perm) alone"
 """Deliberately buggy: validates only perm's length, so a perm with a repeated index passes."""
 
 import math

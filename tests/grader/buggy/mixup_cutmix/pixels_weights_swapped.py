@@ -1,4 +1,6 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail mixup-pixels: "expected -0.294328, got 0.814355" "lam weighs x[perm]"
+# expect: lacks mixup-pixels: "folded"
 """Deliberately buggy: mixup weighs the partner's pixels by lam and the sample's own by 1 - lam
 (the targets are right)."""
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail mixup-pixels: "Row 0 is mixed with sample 1, not with perm[0] = 2" "inverse permutation"
+# expect: fail cutmix-box: "holds pixels of sample 3, not of perm[0] = 1" "inverse permutation"
 """Deliberately buggy: writes through perm instead of reading from it (partner[perm] = x), so row i is
 paired with argsort(perm)[i], the inverse permutation; labels and pixels agree with each other."""
 

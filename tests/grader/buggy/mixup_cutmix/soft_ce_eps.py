@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail soft-ce-large-logits: "got 26.2495" "right for ordinary logits" "an epsilon"
 """Deliberately buggy: the loss takes log(softmax) with the probabilities clamped to 1e-12 against log(0):
 finite, but wrong for large logits."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail soft-ce-large-logits: "the loss is nan" "12448.4" "0 times -inf is NaN" "F.log_softmax"
 """Deliberately buggy: the loss takes torch.log of a softmax: -inf where the softmax underflows, and
 0 * -inf = NaN."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail soft-ce-matches-torch: "expected loss 4.74709" "got 37.9767" "summed, not averaged"
 """Deliberately buggy: the loss sums over the rows instead of averaging them."""
 
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail mixup-targets: "should be 1.0 on class 0" "got {class 0: 0.4}" "overwrote" "scatter_add_"
 """Deliberately buggy: builds each target row by assigning the two weights, so a row whose partner
 has the same label keeps only 1 - lam instead of lam + (1 - lam) = 1."""
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail targets-shape-dtype: "bfloat16" "targets is float32" "timm's one_hot" "dtype=x.dtype"
 """Deliberately buggy: one-hot targets made as timm's one_hot makes them, torch.full without dtype=:
 float32 whatever x's dtype."""
 

@@ -1,4 +1,12 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail mixup-targets: "got {class 1: 0.64, class 9: 0.28} and 0.01 on each other class"
+# expect: says mixup-targets: "the targets carry label smoothing of 0.1" "smoothing / num_classes = 0.1 / 10 = 0.01"
+# expect: says mixup-targets: "timm's Mixup" "label_smoothing=0.1" "without it your targets are right"
+# expect: fail cutmix-label-weight: "should be 0.859375 on its label" "0.01 on each other class"
+# expect: says cutmix-label-weight: "label smoothing of 0.1" "the clipped box's share, as they should be"
+# expect: says cutmix-label-weight: "the check fails for the smoothing alone"
+# expect: says cutmix-label-weight: "this follows from the check \"mixup: each target row is lam on its own label plus 1 - lam on its partner's\""
+# expect: lacks cutmix-label-weight: "drawn lam" "h * w"
 """Deliberately buggy: the targets are label-smoothed as timm's Mixup makes them with its default
 label_smoothing=0.1 (smoothing / num_classes on every class); pixels, partners and CutMix's clipped
 weight are right."""

@@ -1,4 +1,6 @@
 # quizapp: exercise=mixup_cutmix
+# expect: fail mixup-targets: "should be lam = 0.7 on its own label 1" "class 1: 0.3" "the weights are swapped"
+# expect: lacks mixup-targets: "folded"
 """Deliberately buggy: mixup's targets give lam to the partner's label and 1 - lam to the sample's own
 (the pixels are right)."""
 

@@ -1,4 +1,6 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail schedule-formula first-step-zero floor-past-end validation
+# expect: skip param-groups resume
 """Does nothing: a scheduler that keeps every learning rate where it started."""
 
 import torch

@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail schedule-formula floor-past-end
 """Bug: min_lr_ratio is validated but the cosine always decays to 0 and stays there."""
 import math
 

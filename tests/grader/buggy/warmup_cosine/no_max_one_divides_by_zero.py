@@ -1,4 +1,7 @@
 # quizapp: exercise=warmup_cosine
+# expect: error schedule-formula floor-past-end
+# expect: starts schedule-formula: "with warmup_steps=20, total_steps=20, min_lr_ratio=0.0, scheduler.step() number 20: ZeroDivisionError"
+# expect: starts floor-past-end: "with warmup_steps=20, total_steps=20, min_lr_ratio=0.0, scheduler.step() number 20: ZeroDivisionError"
 """Bug: divides by total_steps - warmup_steps without max(1, ...): raises ZeroDivisionError once
 warmup_steps == total_steps and the schedule reaches them."""
 import math

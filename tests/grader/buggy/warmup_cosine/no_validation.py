@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail validation
 """Bug: no argument checks (otherwise correct)."""
 import math
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail schedule-formula first-step-zero
 """Bug: the ramp starts at 1 / warmup_steps instead of 0."""
 import math
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail resume
 """Bug: each group's position lives in a closure counter that state_dict() does not carry."""
 import math
 

@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: pass
 """Correct: torch's LambdaLR with a transformers-style multiplier whose progress is clamped at 1,
 so the floor holds past the end."""
 import math

@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail schedule-formula
 """Bug: the ramp climbs by 1 / (warmup_steps + 1) a step: it starts at lr 0, as it should, but
 reaches only warmup / (warmup + 1) before the cosine takes over."""
 import math

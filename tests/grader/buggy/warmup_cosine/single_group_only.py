@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail param-groups
 """Bug: a hand-written scheduler that sets every group's lr from the first group's initial lr."""
 import math
 

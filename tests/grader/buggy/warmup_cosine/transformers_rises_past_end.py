@@ -1,4 +1,5 @@
 # quizapp: exercise=warmup_cosine
+# expect: fail floor-past-end: "rising again" "transformers"
 """Bug: the transformers formula; past total_steps the cosine climbs back up."""
 import math
 
