@@ -226,6 +226,40 @@ def watch(file: Path, exercise: str | None, device: str, json_lines: bool, timeo
 
 
 @cli.command()
+@click.argument("paths", nargs=-1, metavar="SUBMISSIONS", type=click.Path(path_type=Path))
+@click.option("--exercise", "exercise", metavar="ID", help="The exercise every submission solves.")
+@click.option("--jobs", type=click.IntRange(min=1, max=64), metavar="N",
+              help="Grades at a time, each with a warm grader of its own (default: the number of cores).")
+@click.option("--out", type=click.Path(path_type=Path), metavar="DIR",
+              help="Where each student's JSON goes (default: SUBMISSIONS-ID-results beside the folder).")
+@click.option("--csv", "csv_file", type=click.Path(path_type=Path), metavar="FILE",
+              help="The table of results (default: DIR/results.csv; with --merge, ./results.csv).")
+@click.option("--regrade", is_flag=True, help="Grade every submission again, even those graded already.")
+@click.option("--shard", metavar="I/N", help="Grade only the I-th of N parts (0 <= I < N), chosen by student name.")
+@click.option("--merge", is_flag=True, help="Join the output folders of the shards given as arguments into one CSV.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="cpu", show_default=True,
+              help="auto: CUDA when available, else CPU.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, metavar="S", callback=_check_timeout,
+              help="Wall-clock limit for each submission, in seconds.")
+def batch(paths: tuple[Path, ...], exercise: str | None, jobs: int | None, out: Path | None, csv_file: Path | None,
+          regrade: bool, shard: str | None, merge: bool, device: str, timeout: float) -> None:
+    """Grade a folder of submissions (a .py or a folder per student), or --merge the shards' results.
+
+    Each submission is graded as `quizapp grade --json` grades it, in a sandbox that hides the other
+    students' files; nothing goes into your own progress. A rerun skips what is graded already.
+    """
+    from quizapp.commands.batch import batch as run_batch
+    from quizapp.commands.batch import merge_shards
+
+    if merge:
+        sys.exit(merge_shards(paths, csv_file))
+    if len(paths) != 1:
+        click.echo("quizapp batch: give one folder of submissions (or --merge DIR...)", err=True)
+        sys.exit(2)
+    sys.exit(run_batch(paths[0], exercise, jobs, out, csv_file, regrade, shard, device, timeout))
+
+
+@cli.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--exercise", "exercise", metavar="ID", help="Which exercise FILE solves (only amp_training is benched).")
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default="cuda", show_default=True,

@@ -7,130 +7,36 @@ Joins the process group and makes every run: 2 ranks make scenarios.ALL_RUNS on 
 (the shards, the output, the gradients, the layers it was given, and every collective each stage
 issued, counted by a TorchDispatchMode) to one JSON file. The checks judge the records.
 
-An error of the learner's code ends its run, which records it, and the next run starts: such errors
-(a shape, a missing bias) come alike on every rank. A collective that failed (a peer gone, a
-timeout) ends the rank with an error file instead: the group is then past saving.
+Joining, the groups, the files the launcher reads and what an error ends are quizapp/checking/ranks.py's;
+this module is what a run does.
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
-import os
-import sys
-from pathlib import Path
+import functools
 
 import torch
 import torch.distributed as dist
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from quizapp.checking import ranks
+from quizapp.checking.ranks import learner_error
+
 NAMESPACES = ("c10d", "_c10d_functional", "_c10d_functional_autograd")
 # Ops of those namespaces that move no data between ranks: waiting on a result, wrapping it.
 NOT_COLLECTIVES = {"wait_tensor", "_wrap_tensor_autograd", "check_for_nan"}
 SHARDS = ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")
-# How a collective that failed reads (gloo raises a plain RuntimeError with its source path in front):
-# the group is then past saving, unlike after an error of the learner's own.
-PEER_TROUBLE = ("/gloo/", "timed out waiting", "connection closed by peer", "connection reset by peer",
-                "broken pipe", "nccl error")
 
 
-def write_json(path: Path, payload: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload, default=str), encoding="utf-8")
-    os.replace(tmp, path)  # the launcher never reads half a file
+def make_record(scn, solution, place: dict, device, index: int, run, seed: int, solution_path: str) -> dict:
+    """One run's record; on the default group, the run after scn.RUNS is the indivisible one."""
+    if place["group"] is None and index == len(scn.RUNS):
+        return run_indivisible(scn, solution, place, device, run, seed, solution_path)
+    return run_one(scn, solution, place, device, run, seed, solution_path)
 
 
-def main(argv=None) -> None:
-    """A spawned rank (CUDA, where forking is unsafe): a fresh interpreter that loads the solution itself."""
-    parser = argparse.ArgumentParser()
-    for name in ("--rank", "--world"):
-        parser.add_argument(name, type=int, required=True)
-    for name in ("--init", "--backend", "--device", "--solution", "--exercise-dir", "--out"):
-        parser.add_argument(name, required=True)
-    parser.add_argument("--collective-timeout", type=float, required=True)
-    args = parser.parse_args(argv)
-    # The exercise folder is not the learner's: keep its modules off the solution's import path.
-    if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-        sys.path.pop(0)
-    sys.dont_write_bytecode = True
-
-    def load_solution():
-        from quizapp.checking.loading import load_module
-
-        return load_module("solution", Path(args.solution))
-
-    status = serve(args.rank, args.world, args.init, args.backend, args.device, load_solution, args.solution,
-                   Path(args.exercise_dir), Path(args.out), args.collective_timeout)
-    # No teardown: destroy_process_group would wait on a peer that may be gone or stuck.
-    os._exit(status)
-
-
-def serve(rank: int, world: int, init: str, backend: str, device: str, load_solution, solution_path: str,
-          exercise_dir: Path, out: Path, collective_timeout: float) -> int:
-    """Join the group and make every run; the exit status for the rank's process."""
-    try:
-        run_all(rank, world, init, backend, device, load_solution, solution_path, exercise_dir, out,
-                collective_timeout)
-        status = 0
-    except BaseException as exc:  # noqa: BLE001 - the launcher must hear about it, never a bare traceback
-        from quizapp.checking.loading import describe_exception
-
-        write_json(out / f"r{rank}-error.json", {"stage": "rank", "message": describe_exception(exc, solution_path)})
-        status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return status
-
-
-class CollectiveFailed(Exception):
-    """A collective of the learner's failed: the peers are gone or out of step, so the rank stops."""
-
-
-def run_all(rank, world, init, backend, device_name, load_solution, solution_path, exercise_dir: Path,
-            out: Path, collective_timeout) -> None:
-    from quizapp.checking.harness import sibling_module
-    from quizapp.checking.loading import describe_load_error
-
-    scn = sibling_module(str(exercise_dir / "rank.py"), "scenarios")
-    # The ranks share the machine's cores: one intra-op thread each keeps them from fighting over them.
-    torch.set_num_threads(1)
-    try:
-        dist.init_process_group(backend, init_method=init, rank=rank, world_size=world,
-                                timeout=datetime.timedelta(seconds=collective_timeout))
-    except Exception as exc:  # noqa: BLE001 - e.g. the port was taken in the meantime: the launcher retries
-        write_json(out / f"r{rank}-error.json", {"stage": "init", "message": f"{type(exc).__name__}: {exc}"})
-        return
-    device = torch.device(device_name)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    if world == scn.GROUP_WORLD:
-        groups = [dist.new_group(members) for members in scn.GROUPS]  # every rank makes every group, in order
-        mine = next(i for i, members in enumerate(scn.GROUPS) if rank in members)
-        place = dict(rank=scn.GROUPS[mine].index(rank), world_size=len(scn.GROUPS[mine]), group=groups[mine])
-        runs, group_index = scn.GROUP_RUNS, mine + 1
-    else:
-        place = dict(rank=rank, world_size=world, group=None)
-        runs, group_index = scn.ALL_RUNS, 0
-    try:
-        solution = load_solution()
-    except BaseException as exc:  # noqa: BLE001 - imported fine in the grader, but not here
-        write_json(out / f"r{rank}-error.json", {"stage": "import", "message": describe_load_error(exc, solution_path)})
-        return
-    for index, run in enumerate(runs):
-        write_json(out / f"r{rank}-started.json", {"run": index})
-        seed = scn.seed_of(index, group_index)
-        try:
-            if world == scn.WORLD and index == len(scn.RUNS):
-                record = run_indivisible(scn, solution, place, device, run, seed, solution_path)
-            else:
-                record = run_one(scn, solution, place, device, run, seed, solution_path)
-        except CollectiveFailed as exc:
-            write_json(out / f"r{rank}-error.json", {"stage": "run", "run": index, "message": str(exc)})
-            return
-        write_json(out / f"r{rank}-{index}.json", record)
-
+serve = functools.partial(ranks.serve, make_record=make_record, default_runs="ALL_RUNS")
 
 # -- counting collectives ---------------------------------------------------------------------
 
@@ -252,13 +158,6 @@ def sgd_step(params, lr: float) -> None:
                 p.add_(p.grad, alpha=-lr)
 
 
-def learner_error(exc: BaseException, stage: str, solution_path: str) -> dict:
-    from quizapp.checking.loading import describe_exception
-
-    message = describe_exception(exc, solution_path)
-    if isinstance(exc, dist.DistError) or any(sign in message.lower() for sign in PEER_TROUBLE):
-        raise CollectiveFailed(f"in {stage}, a collective failed: {message}") from None
-    return {"stage": stage, "message": message}
 
 
 def backward_problem(out, shape) -> str | None:
@@ -362,4 +261,4 @@ def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 if __name__ == "__main__":
-    main()
+    ranks.spawned_main(__file__, serve)

@@ -8,119 +8,30 @@ this rank's own loss, and records to one JSON file what it saw after every step:
 state_numel(), the tensors reachable from the optimizer, the gradients zero_grad left, and every
 torch.optim optimizer built during the run. The checks judge the records.
 
-An error of the learner's code ends its run, which records it, and the next run starts. A
-collective that failed (a peer gone, a timeout) ends the rank with an error file instead: the group
-is then past saving.
+Joining, the groups, the files the launcher reads and what an error ends are quizapp/checking/ranks.py's;
+this module is what a run does.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import datetime
-import json
-import os
-import sys
+import functools
 import types
-from pathlib import Path
 
 import torch
-import torch.distributed as dist
 from torch import nn
 
-# How a collective that failed reads (gloo raises a plain RuntimeError with its source path in front).
-PEER_TROUBLE = ("/gloo/", "timed out waiting", "connection closed by peer", "connection reset by peer",
-                "broken pipe", "nccl error")
+from quizapp.checking import ranks
+from quizapp.checking.ranks import learner_error
+
 WALK_DEPTH = 12
 
 
-def write_json(path: Path, payload: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload, default=str), encoding="utf-8")
-    os.replace(tmp, path)  # the launcher never reads half a file
+def make_record(scn, solution, place: dict, device, index: int, run, seed: int, solution_path: str) -> dict:
+    return run_one(scn, solution, place, device, run, seed, solution_path)
 
 
-def main(argv=None) -> None:
-    """A spawned rank (CUDA, where forking is unsafe): a fresh interpreter that loads the solution itself."""
-    parser = argparse.ArgumentParser()
-    for name in ("--rank", "--world"):
-        parser.add_argument(name, type=int, required=True)
-    for name in ("--init", "--backend", "--device", "--solution", "--exercise-dir", "--out"):
-        parser.add_argument(name, required=True)
-    parser.add_argument("--collective-timeout", type=float, required=True)
-    args = parser.parse_args(argv)
-    if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-        sys.path.pop(0)
-    sys.dont_write_bytecode = True
-
-    def load_solution():
-        from quizapp.checking.loading import load_module
-
-        return load_module("solution", Path(args.solution))
-
-    status = serve(args.rank, args.world, args.init, args.backend, args.device, load_solution, args.solution,
-                   Path(args.exercise_dir), Path(args.out), args.collective_timeout)
-    os._exit(status)
-
-
-def serve(rank: int, world: int, init: str, backend: str, device: str, load_solution, solution_path: str,
-          exercise_dir: Path, out: Path, collective_timeout: float) -> int:
-    """Join the group and make every run; the exit status for the rank's process."""
-    try:
-        run_all(rank, world, init, backend, device, load_solution, solution_path, exercise_dir, out,
-                collective_timeout)
-        status = 0
-    except BaseException as exc:  # noqa: BLE001 - the launcher must hear about it, never a bare traceback
-        from quizapp.checking.loading import describe_exception
-
-        write_json(out / f"r{rank}-error.json", {"stage": "rank", "message": describe_exception(exc, solution_path)})
-        status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return status
-
-
-class CollectiveFailed(Exception):
-    """A collective of the learner's failed: the peers are gone or out of step, so the rank stops."""
-
-
-def run_all(rank, world, init, backend, device_name, load_solution, solution_path, exercise_dir: Path,
-            out: Path, collective_timeout) -> None:
-    from quizapp.checking.harness import sibling_module
-    from quizapp.checking.loading import describe_load_error
-
-    scn = sibling_module(str(exercise_dir / "rank.py"), "scenarios")
-    torch.set_num_threads(1)
-    try:
-        dist.init_process_group(backend, init_method=init, rank=rank, world_size=world,
-                                timeout=datetime.timedelta(seconds=collective_timeout))
-    except Exception as exc:  # noqa: BLE001 - e.g. the port was taken in the meantime: the launcher retries
-        write_json(out / f"r{rank}-error.json", {"stage": "init", "message": f"{type(exc).__name__}: {exc}"})
-        return
-    device = torch.device(device_name)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    if world == scn.GROUP_WORLD:
-        groups = [dist.new_group(members) for members in scn.GROUPS]  # every rank makes every group, in order
-        mine = next(i for i, members in enumerate(scn.GROUPS) if rank in members)
-        place = dict(rank=scn.GROUPS[mine].index(rank), world_size=len(scn.GROUPS[mine]), group=groups[mine])
-        runs, group_index = scn.GROUP_RUNS, mine + 1
-    else:
-        place = dict(rank=rank, world_size=world, group=None)
-        runs, group_index = scn.RUNS, 0
-    try:
-        solution = load_solution()
-    except BaseException as exc:  # noqa: BLE001 - imported fine in the grader, but not here
-        write_json(out / f"r{rank}-error.json", {"stage": "import", "message": describe_load_error(exc, solution_path)})
-        return
-    for index, run in enumerate(runs):
-        write_json(out / f"r{rank}-started.json", {"run": index})
-        try:
-            record = run_one(scn, solution, place, device, run, scn.seed_of(index, group_index), solution_path)
-        except CollectiveFailed as exc:
-            write_json(out / f"r{rank}-error.json", {"stage": "run", "run": index, "message": str(exc)})
-            return
-        write_json(out / f"r{rank}-{index}.json", record)
+serve = functools.partial(ranks.serve, make_record=make_record)
 
 
 # -- one run ----------------------------------------------------------------------------------
@@ -258,14 +169,7 @@ def reachable(opt, params) -> dict:
     return {"total": sum(e["elements"] for e in largest), "largest": largest[:4]}
 
 
-def learner_error(exc: BaseException, stage: str, solution_path: str) -> dict:
-    from quizapp.checking.loading import describe_exception
-
-    message = describe_exception(exc, solution_path)
-    if isinstance(exc, dist.DistError) or any(sign in message.lower() for sign in PEER_TROUBLE):
-        raise CollectiveFailed(f"in {stage}, a collective failed: {message}") from None
-    return {"stage": stage, "message": message, "type": type(exc).__name__}
 
 
 if __name__ == "__main__":
-    main()
+    ranks.spawned_main(__file__, serve)

@@ -32,6 +32,7 @@ import io
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
@@ -224,6 +225,8 @@ class Server:
             if ended == pid:
                 code = os.waitstatus_to_exitcode(status)
         stop_escaped(set())  # what the child started and left behind, in this group or not
+        if request.get("clear_shm") is True:
+            clear_shm()
         send(grade_sock, {"exit": code})
         os.killpg(0, signal.SIGKILL)  # the rest of the group, this keeper included
 
@@ -234,6 +237,19 @@ class Server:
             except (ProcessLookupError, PermissionError):
                 pass
         reap()
+
+
+def clear_shm() -> None:
+    """Empty /dev/shm: a private tmpfs of this zygote's namespaces (the parent asks only then), which
+    the grade that just ended may have written for the next one to find."""
+    for entry in os.scandir("/dev/shm"):
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass  # a name the grade made unremovable is still gone with the namespace
 
 
 def run_grade_child(request: dict, output: int, channel: int, preloaded: dict) -> None:

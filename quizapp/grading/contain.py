@@ -47,10 +47,15 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def options(writable: Iterable[Path], cwd: Path | None = None, *, own_pids: bool = True) -> list[str]:
+def options(writable: Iterable[Path], cwd: Path | None = None, *, own_pids: bool = True,
+            hidden: Iterable[Path] = ()) -> list[str]:
     """bwrap's options for a grade that may write in `writable` only, starting in `cwd`. Without
     `own_pids` (the warm grader's zygote) the processes stay in our PID namespace: the pids the
-    zygote reports must mean the same on both sides, and its keepers sweep what a grade leaves."""
+    zygote reports must mean the same on both sides, and its keepers sweep what a grade leaves.
+
+    `hidden`: paths the grade must not read (a class's other submissions, the teacher's results): a
+    folder is covered by an empty tmpfs, a file by /dev/null, even inside a `writable` folder; a
+    `writable` folder beneath a hidden one shows through."""
     opts = ["--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-ipc", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm"]
     if own_pids:
@@ -58,7 +63,18 @@ def options(writable: Iterable[Path], cwd: Path | None = None, *, own_pids: bool
     for pattern in GPU_DEVICES:
         for device in sorted(glob.glob(pattern)):
             opts += ["--dev-bind-try", device, device]
-    for folder in writable:
+    # Mounts stack in order: a writable folder above a hidden path is bound first (the hidden path then
+    # covers its part of it), one beneath a hidden path last (it shows through).
+    hidden, writable = list(hidden), list(writable)
+    beneath = [f for f in writable if any(f != h and f.is_relative_to(h) for h in hidden)]
+    for folder in (f for f in writable if f not in beneath):
+        opts += ["--bind", str(folder), str(folder)]
+    for path in hidden:
+        if path.is_dir():
+            opts += ["--tmpfs", str(path)]
+        elif path.exists():
+            opts += ["--ro-bind", "/dev/null", str(path)]
+    for folder in beneath:
         opts += ["--bind", str(folder), str(folder)]
     return [*opts, "--chdir", str(cwd)] if cwd is not None else opts
 
@@ -96,11 +112,11 @@ def _probe(bwrap: str) -> str | None:
 
 
 def wrap(argv: list[str], writable: Iterable[Path], cwd: Path | None = None, *,
-         own_pids: bool = True) -> list[str] | None:
+         own_pids: bool = True, hidden: Iterable[Path] = ()) -> list[str] | None:
     """`argv` run inside bwrap's namespaces, or None where bwrap cannot be used (then run it as it is)."""
     if refused() is not None:
         return None
-    return [bwrap_path(), *options(writable, cwd, own_pids=own_pids), *argv]
+    return [bwrap_path(), *options(writable, cwd, own_pids=own_pids, hidden=hidden), *argv]
 
 
 def exit_signal(returncode: int) -> int | None:

@@ -32,6 +32,9 @@ def child_env() -> dict[str, str]:
     # No BLAS thread pool started at numpy's import (the zygote does the same): a thread started before
     # the sandbox keeps its rights on kernels before Landlock ABI 8.
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # c10d's C++ logger writes warnings straight to stderr: the multi-rank exercises' TCPStore says
+    # on every connect that the sandbox (no DNS) cannot name the client's host. Errors still show.
+    env.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     return env
 
 

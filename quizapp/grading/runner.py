@@ -186,7 +186,8 @@ def private_copy(solution: Path, scratch: Path, content: bytes | None = None) ->
 def grade(solution: Path, exercise: Exercise, *, content: bytes | None = None, device: str = "auto",
           timeout: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
           on_event: Callable[[GradeEvent], None] | None = None,
-          cancel: threading.Event | None = None, warm: "WarmGrader | None" = None) -> GradeReport:
+          cancel: threading.Event | None = None, warm: "WarmGrader | None" = None,
+          hidden: tuple[Path, ...] = (), scratch_parent: Path | None = None) -> GradeReport:
     """Grade `solution` against `exercise`; never raises for a bad solution.
 
     `content`: the file's bytes as the caller read them (grading.attempt reads them once, to digest
@@ -197,12 +198,16 @@ def grade(solution: Path, exercise: Exercise, *, content: bytes | None = None, d
     With `warm`, the child is forked from the warm grader's zygote when it can give one (torch
     already imported); otherwise, or without it, a fresh interpreter is started (cold). Either way
     the child and its limits are the same.
+
+    `hidden` and `scratch_parent` are a batch's (grading.batch): paths a cold child's namespaces
+    hide, and where a cold grade's folder is made (a warm one's is in its zygote's folder).
     """
     started = time.monotonic()
     solution = solution.resolve()
     exercise_dir = exercise.folder
     # A warm grade's folder must be under its zygote's one writable folder (where it has one).
-    scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-", dir=warm.scratch_root() if warm is not None else None))
+    scratch = Path(tempfile.mkdtemp(prefix="quizapp-grade-",
+                                    dir=(warm.scratch_root() if warm is not None else None) or scratch_parent))
     workdir = scratch / "work"
     workdir.mkdir()
     (scratch / "tmp").mkdir()
@@ -228,7 +233,7 @@ def grade(solution: Path, exercise: Exercise, *, content: bytes | None = None, d
         reaping = become_subreaper()
         ours_before = child_pids() if reaping else set()
         argv = [sys.executable, "-m", "quizapp.checking.entry", *args]
-        contained = contain.wrap(argv, [scratch, *extra_writable(env)], workdir)
+        contained = contain.wrap(argv, [scratch, *extra_writable(env)], workdir, hidden=hidden)
         state.layers = contain.DESCRIPTION if contained else f"no kernel namespaces ({contain.refused()})"
         try:
             proc = subprocess.Popen(contained or argv, cwd=workdir, env=env,

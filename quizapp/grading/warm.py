@@ -98,7 +98,16 @@ class WarmChild:
 class WarmGrader:
     """One zygote, started on first use and again whenever it is gone; thread-safe."""
 
-    def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S, python: str | None = None):
+    def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S, python: str | None = None,
+                 scratch_parent: Path | None = None, hidden: tuple[Path, ...] = (), fresh_shm: bool = False):
+        """`scratch_parent`: where the zygote's scratch folders are made (default: the temp folder).
+        `hidden`: paths its grades must not see (contain.options): a batch hides the class's
+        submissions, its results, and the folder of every worker's scratch folders, its own excepted.
+        `fresh_shm`: each grade ends with the zygote's private /dev/shm emptied, so that the next one
+        (another student's, in a batch) finds nothing there; only for one grade at a time."""
+        self.scratch_parent = scratch_parent
+        self.hidden = hidden
+        self.fresh_shm = fresh_shm
         self.ready_timeout = ready_timeout
         self.python = python or sys.executable
         self._lock = threading.Lock()
@@ -133,10 +142,10 @@ class WarmGrader:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cmd = [self.python, "-m", "quizapp.checking.zygote", "--control", str(theirs.fileno())]
         env = child_env()
-        self._scratch_root = Path(tempfile.mkdtemp(prefix="quizapp-warm-"))
+        self._scratch_root = Path(tempfile.mkdtemp(prefix="quizapp-warm-", dir=self.scratch_parent))
         self._roots.append(self._scratch_root)
         env["TMPDIR"] = str(self._scratch_root)  # the zygote's own /tmp is read-only in its namespaces
-        contained = contain.wrap(cmd, [self._scratch_root, *extra_writable(env)], own_pids=False)
+        contained = contain.wrap(cmd, [self._scratch_root, *extra_writable(env)], own_pids=False, hidden=self.hidden)
         self.contained = contained is not None
         self.uncontained_because = None if contained else contain.refused()
         try:
@@ -212,7 +221,9 @@ class WarmGrader:
     def _request(self, args: list[str], cwd: Path, env: dict[str, str], channel: socket.socket) -> WarmChild | None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         out_r, out_w = os.pipe()
-        payload = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode()
+        # Only a contained zygote's /dev/shm is its own: elsewhere it is the machine's, never emptied.
+        payload = json.dumps({"args": args, "cwd": str(cwd), "env": env,
+                              "clear_shm": self.fresh_shm and self.contained}).encode()
         try:
             socket.send_fds(self._control, [payload], [theirs.fileno(), out_w, channel.fileno()])
         except OSError:
