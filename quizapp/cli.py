@@ -210,6 +210,28 @@ def grade(file: Path, exercise: str | None, device: str, as_json: bool, events: 
     sys.exit(grade_file(file, exercise, device, as_json, events, timeout))
 
 
+@cli.group()
+def autograder() -> None:
+    """Autograders for course platforms, built from an exercise."""
+
+
+@autograder.command("gradescope")
+@click.argument("exercise_id", metavar="ID")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("autograder.zip"), show_default=True,
+              help="Where the zip goes.")
+@click.option("--points", type=float, metavar="TOTAL",
+              help="The assignment's total, spread over the checks by their weights (default: 1 point a check, "
+                   "or the weights the exercise gives).")
+def autograder_gradescope(exercise_id: str, output: Path, points: float | None) -> None:
+    """Build a Gradescope autograder zip for exercise ID.
+
+    Upload it as the assignment's "zip file upload" autograder. It holds setup.sh (a CPU torch and
+    this quizapp, pinned to the versions installed here), run_autograder, and the exercise's settings."""
+    from quizapp.commands.autograder import build_gradescope
+
+    sys.exit(build_gradescope(exercise_id, output, points))
+
+
 @cli.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--exercise", "exercise", metavar="ID", help="Which exercise FILE solves (default: its marker comment).")
@@ -257,6 +279,28 @@ def batch(paths: tuple[Path, ...], exercise: str | None, jobs: int | None, out: 
         click.echo("quizapp batch: give one folder of submissions (or --merge DIR...)", err=True)
         sys.exit(2)
     sys.exit(run_batch(paths[0], exercise, jobs, out, csv_file, regrade, shard, device, timeout))
+
+
+@cli.command()
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=0, metavar="N",
+              help="The port (default: a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, metavar="H",
+              help="The address to listen on; anything but loopback is reachable from other machines.")
+@click.option("--max-sessions", type=click.IntRange(min=1, max=64), default=4, show_default=True, metavar="N",
+              help="App sessions (browser tabs) at once.")
+@click.option("--idle-minutes", type=click.FloatRange(min=0.05), default=30.0, show_default=True, metavar="M",
+              help="End a tab's session after this long without input.")
+@click.option("--no-browser", is_flag=True, help="Print the link only; do not open a browser.")
+@click.option("--unix-socket", type=click.Path(), metavar="PATH", hidden=True,
+              help="Listen on a Unix socket (for jupyter-server-proxy).")
+@click.option("--behind-proxy", is_flag=True, hidden=True,
+              help="An authenticating proxy is in front (JupyterHub): no token, relative addresses.")
+def serve(port: int, host: str, max_sessions: int, idle_minutes: float, no_browser: bool, unix_socket: str | None,
+          behind_proxy: bool) -> None:
+    """The app in your browser: prints (and opens) a link with a secret for this launch."""
+    from quizapp.commands.serve import serve as run_serve
+
+    sys.exit(run_serve(port, host, max_sessions, idle_minutes, no_browser, unix_socket, behind_proxy))
 
 
 @cli.command()

@@ -2,7 +2,9 @@
 
 Each asks what it needs in a dialog, then does the work in a thread through the app's own store (one
 connection per process; the store's lock keeps each transaction whole) and says how it went in a
-notification.
+notification. In a browser (`quizapp serve`) an export is not written to a path the learner cannot
+reach: it is made in memory and delivered as a download, and an import reads a file of the data
+folder (where the learner can put one, and where the app's own files live).
 The optimizer's torch runs in its own process, never in the app's.
 """
 
@@ -20,21 +22,31 @@ from quizapp.tui.context import StudyContext
 def transfer_commands(app: App, context: StudyContext | None) -> Iterable[SystemCommand]:
     if context is None:  # the store could not be opened: there is nothing to move
         return
-    yield SystemCommand("Export Anki deck", "Write the question bank as an .apkg for Anki",
-                        lambda: _ask_path(app, context, "Write the Anki deck to:", "quizapp.apkg", _export_anki))
-    yield SystemCommand("Export progress", "Write all your progress to a JSON file for another machine",
-                        lambda: _ask_path(app, context, "Write your progress to:", "quizapp-progress.json",
-                                          _export_json))
-    yield SystemCommand("Import progress", "Merge a progress file from `Export progress`; twice changes nothing",
-                        lambda: _ask_path(app, context, "Import progress from:", "quizapp-progress.json",
-                                          _import_json))
+    if app.is_web:
+        yield SystemCommand("Export Anki deck", "Download the question bank as an .apkg for Anki",
+                            lambda: _run(app, None, lambda: _deliver(app, context, "quizapp.apkg", _export_anki)))
+        yield SystemCommand("Export progress", "Download all your progress as a JSON file for another machine",
+                            lambda: _run(app, None, lambda: _deliver(app, context, "quizapp-progress.json",
+                                                                     _export_json)))
+        yield SystemCommand("Import progress", f"Merge a progress file kept in {context.work_dir}",
+                            lambda: _ask_path(app, context, "Import progress from (a file in this folder):",
+                                              _newest_json(context.work_dir), _import_json, folder=context.work_dir))
+    else:
+        yield SystemCommand("Export Anki deck", "Write the question bank as an .apkg for Anki",
+                            lambda: _ask_path(app, context, "Write the Anki deck to:", "quizapp.apkg", _export_anki))
+        yield SystemCommand("Export progress", "Write all your progress to a JSON file for another machine",
+                            lambda: _ask_path(app, context, "Write your progress to:", "quizapp-progress.json",
+                                              _export_json))
+        yield SystemCommand("Import progress", "Merge a progress file from `Export progress`; twice changes nothing",
+                            lambda: _ask_path(app, context, "Import progress from:", "quizapp-progress.json",
+                                              _import_json))
     yield SystemCommand("Optimize scheduler", "Fit FSRS to your reviews; kept only if it predicts you better",
                         lambda: _run(app, "Fitting FSRS to your reviews (this can take a few minutes)...",
                                      lambda: _optimize(context)))
 
 
 def _ask_path(app: App, context: StudyContext, prompt: str, default: str,
-              work: Callable[[StudyContext, Path], tuple[str, str]]) -> None:
+              work: Callable[[StudyContext, Path], tuple[str, str]], *, folder: Path | None = None) -> None:
     from quizapp.tui.screens.dialogs import PathScreen
 
     def chosen(value: str | None) -> None:
@@ -42,7 +54,33 @@ def _ask_path(app: App, context: StudyContext, prompt: str, default: str,
             path = Path(value).expanduser()
             _run(app, None, lambda: work(context, path if path.is_absolute() else context.work_dir / path))
 
-    app.push_screen(PathScreen(prompt, default), chosen)
+    app.push_screen(PathScreen(prompt, default, folder=folder), chosen)
+
+
+def _newest_json(folder: Path) -> str:
+    """The newest .json in `folder` (what a learner just put there), else the export's usual name."""
+    try:
+        found = max(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, default=None)
+    except OSError:
+        found = None
+    return found.name if found is not None else "quizapp-progress.json"
+
+
+def _deliver(app: App, context: StudyContext, name: str,
+             work: Callable[[StudyContext, Path], tuple[str, str]]) -> tuple[str, str]:
+    """Make the file in a temporary folder, then hand its bytes to the browser as a download."""
+    import io
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="quizapp-export-") as folder:
+        path = Path(folder) / name
+        message, severity = work(context, path)
+        if severity == "error":
+            return message, severity
+        data = path.read_bytes()
+    app.call_from_thread(app.deliver_binary, io.BytesIO(data), save_filename=name,
+                         mime_type="application/json" if name.endswith(".json") else "application/octet-stream")
+    return f"{name} ({len(data) / 1024:,.0f} KB) is on its way to your browser's downloads.", "information"
 
 
 def _run(app: App, starting: str | None, work: Callable[[], tuple[str, str]]) -> None:

@@ -183,6 +183,8 @@ class ExerciseScreen(Screen):
             return True if self.path.is_file() else None
         if action == "hint":
             return self.hints_shown < len(self.exercise.hints) or None
+        if action == "editor":  # in a browser there is no terminal to hand to an editor: edit here
+            return not self.app.is_web  # False hides the key from the footer
         return True
 
     def action_tab(self, pane: str) -> None:

@@ -278,7 +278,8 @@ class InterviewScreen(Screen):
         else:
             label = self.context.show_path(self.exercise_path)
             file = Text(label, style="bold")
-            hint = (f"Edit {label} (ctrl+e here, ctrl+o in $EDITOR, or any editor), then ctrl+g to grade it. "
+            where = "ctrl+e" if self.app.is_web else "ctrl+e here, ctrl+o in $EDITOR, or any editor"
+            hint = (f"Edit {label} ({where}), then ctrl+g to grade it. "
                     "When the time is up it is graded as it is.")
         self.query_one("#iv-file-line", Static).update(
             Text.assemble(("Exercise: ", "bold"), ex.title, "  ·  your file: ", file))
@@ -325,8 +326,8 @@ class InterviewScreen(Screen):
             self.action_starter(label)
             return
         self.exercise_path = path
-        self.notify(f"Wrote {label}. Edit it (ctrl+e, or ctrl+o in $EDITOR), then grade it (ctrl+g).",
-                    title="Starter file")
+        how = "ctrl+e" if self.app.is_web else "ctrl+e, or ctrl+o in $EDITOR"
+        self.notify(f"Wrote {label}. Edit it ({how}), then grade it (ctrl+g).", title="Starter file")
         self.show_file()
 
     def action_grade(self) -> None:
@@ -396,6 +397,8 @@ class InterviewScreen(Screen):
             return phase == QUESTIONS and self.revealed
         if action == "starter":
             return phase == EXERCISE and not self.grading and self.exercise_path is None
+        if action == "editor" and self.app.is_web:  # no terminal to hand over in a browser: hidden
+            return False
         if action in ("grade", "edit_here", "editor"):
             return phase == EXERCISE and not self.grading and self.exercise_path is not None
         return True
