@@ -1,0 +1,30 @@
+# quizapp: exercise=dpo_loss
+# expect: fail dpo-large-margins: "the loss is nan" "log(0) = -inf" "F.logsigmoid"
+"""BUGGY (log_of_sigmoid): takes torch.log of the sigmoid; at beta * z = -2e4 the sigmoid underflows to
+exactly 0 and its log is -inf."""
+
+import torch
+import torch.nn.functional as F
+
+
+def sequence_logprobs(logits, input_ids, loss_mask):
+    work = logits if logits.dtype == torch.float64 else logits.float()
+    log_probs = F.log_softmax(work[:, :-1], dim=-1)
+    counted = loss_mask[:, 1:] != 0
+    tokens = torch.where(counted, input_ids[:, 1:], 0)
+    per_token = log_probs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+    return torch.where(counted, per_token, 0.0).sum(-1)
+
+
+def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, *,
+             beta=0.1, label_smoothing=0.0):
+    if not beta > 0:
+        raise ValueError(f"beta must be > 0, got {beta}")
+    if not 0.0 <= label_smoothing < 0.5:
+        raise ValueError(f"label_smoothing must be in [0, 0.5), got {label_smoothing}")
+    chosen = policy_chosen_logps - ref_chosen_logps.detach()
+    rejected = policy_rejected_logps - ref_rejected_logps.detach()
+    z = beta * (chosen - rejected)
+    ls = label_smoothing
+    losses = -(1 - ls) * torch.log(torch.sigmoid(z)) - ls * torch.log(torch.sigmoid(-z))
+    return losses.mean(), (beta * chosen).detach(), (beta * rejected).detach()

@@ -1,0 +1,35 @@
+# quizapp: exercise=tiled_attention
+# expect: fail memory-bound: "Nq x Nk" "mask"
+"""BUGGY (full_causal_mask): a right online softmax, but the causal mask is built once as a full
+Nq x Nk boolean tensor and sliced per block."""
+
+import math
+
+import torch
+
+
+def tiled_attention(q, k, v, *, block_size=64, causal=False) -> torch.Tensor:
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, got {block_size}")
+    dtype = q.dtype
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    q, k, v = q.to(work), k.to(work), v.to(work)
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    scale = 1 / math.sqrt(q.shape[-1])
+    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=work, device=q.device)
+    row_sum = torch.zeros_like(m)
+    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=work, device=q.device)
+    hidden = torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).triu(1)
+    for start in range(0, n_k, block_size):
+        k_blk = k[..., start:start + block_size, :]
+        v_blk = v[..., start:start + block_size, :]
+        s = (q @ k_blk.transpose(-2, -1)) * scale
+        if causal:
+            s = s.masked_fill(hidden[:, start:start + block_size], -math.inf)
+        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+        alpha = torch.exp(m - m_new)
+        p = torch.exp(s - m_new)
+        row_sum = row_sum * alpha + p.sum(dim=-1, keepdim=True)
+        acc = acc * alpha + p @ v_blk
+        m = m_new
+    return (acc / row_sum).to(dtype)
