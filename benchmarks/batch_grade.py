@@ -2,8 +2,11 @@
 time, cold, in one run: the speed-up, and whether every verdict (the grade's status and each check's)
 is the same both ways.
 
-The class: 40 submissions, the reference and buggy solutions of four exercises (10 each, in name
-order); then, with --hostile, the test suite's hostile solutions, graded both ways too.
+Two classes, each graded both ways:
+- 40 submissions, the reference and buggy solutions of four exercises (10 each, in name order): four
+  batches, each paying for its warm graders' start (a torch import);
+- 40 submissions of one exercise (early_stopping: its reference and 39 buggy solutions): one batch.
+With --hostile, the test suite's hostile solutions too, by exercise.
 
     python benchmarks/batch_grade.py [--jobs 2] [--per-exercise 10] [--hostile]
 """
@@ -47,6 +50,9 @@ def classes(per_exercise: int, hostile: bool) -> dict[str, list[Path]]:
     for exercise in EXERCISES:
         buggy = sorted((ROOT / "tests" / "grader" / "buggy" / exercise).glob("*.py"))
         chosen[exercise] = [ROOT / "exercises" / exercise / "reference.py", *buggy][:per_exercise]
+    chosen["one class:early_stopping"] = [ROOT / "exercises" / "early_stopping" / "reference.py",
+                                          *sorted((ROOT / "tests" / "grader" / "buggy" / "early_stopping")
+                                                  .glob("*.py"))][:40]
     if hostile:
         for path in sorted(HOSTILE.glob("*.py")):
             exercise = marker(path)
@@ -68,7 +74,7 @@ def main() -> int:
     try:
         groups = classes(args.per_exercise, args.hostile)
         print(f"{sum(len(v) for v in groups.values())} submissions; {os.cpu_count()} cores; batch --jobs {args.jobs}")
-        total_cold = total_batch = 0.0
+        totals: dict[str, list[float]] = {}
         differ: list[str] = []
         for group, files in groups.items():
             exercise = group.split(":")[-1]
@@ -96,13 +102,17 @@ def main() -> int:
             for student, seen in cold.items():
                 if batched.get(student) != seen:
                     differ.append(f"{group}/{student}: cold {seen[0]}, batch {(batched.get(student) or ('none',))[0]}")
-            total_cold += cold_s
-            total_batch += batch_s
+            part = "four exercises, 10 each" if group.split(":")[0] in EXERCISES else group.split(":")[0]
+            totals.setdefault(part, [0.0, 0.0, 0])
+            totals[part][0] += cold_s
+            totals[part][1] += batch_s
+            totals[part][2] += len(files)
             statuses = [v[0] for v in cold.values()]
             print(f"  {group:<28} {len(files):>3} files  cold {cold_s:6.1f} s  batch {batch_s:5.1f} s  "
                   f"x{cold_s / batch_s:4.1f}  ({statuses.count('pass')} pass, {statuses.count('fail')} fail, "
                   f"{statuses.count('error')} error)")
-        print(f"total: cold {total_cold:.1f} s, batch {total_batch:.1f} s: {total_cold / total_batch:.1f}x faster")
+        for part, (cold_s, batch_s, count) in totals.items():
+            print(f"{part} ({count} files): cold {cold_s:.1f} s, batch {batch_s:.1f} s: {cold_s / batch_s:.1f}x faster")
         print("verdicts identical" if not differ else f"{len(differ)} verdicts differ:")
         for line in differ:
             print(f"  {line}")

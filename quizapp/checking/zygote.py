@@ -292,7 +292,11 @@ def main(argv=None) -> int:
         return 1
     become_subreaper()
     Server(control, preloaded).serve()
-    return 0
+    # No interpreter teardown: unloading torch takes most of a second, and nothing here needs flushing
+    # (output goes nowhere); the parent waits for this exit when it closes the grader.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

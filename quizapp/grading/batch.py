@@ -308,8 +308,11 @@ class Batch:
                 for future in [pool.submit(one, sub) for sub in gradeable]:
                     future.result()
         finally:
-            for grader in graders:
-                grader.close()
+            closing = [threading.Thread(target=grader.close) for grader in graders]  # each waits for its zygote
+            for thread in closing:
+                thread.start()
+            for thread in closing:
+                thread.join()
             shutil.rmtree(self._root, ignore_errors=True)
         return done
 
