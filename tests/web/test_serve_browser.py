@@ -74,6 +74,10 @@ def test_the_link_opens_the_app_and_closing_the_tab_ends_it(browser, served, tmp
     assert before == [] and app
     time.sleep(2)  # the first screen draws
     assert not_blank(page.screenshot(), tmp_path)
+    page.keyboard.press("x")  # the exercises: the app starts its warm grader
+    time.sleep(0.8)
+    page.keyboard.press("Enter")
+    assert wait_for(lambda: len(descendants(app)) >= 1, 60), "the tab's warm grader started"
     tree = descendants(app) | {app}
     context.close()
     assert wait_for(lambda: not any(Path(f"/proc/{pid}").exists() and pid in descendants(served.proc.pid)
