@@ -130,6 +130,24 @@ def _run_all(rank, world, init, backend, device_name, load_solution, solution_pa
             write_json(out / f"r{rank}-error.json", {"stage": "run", "run": index, "message": str(exc)})
             return
         write_json(out / f"r{rank}-{index}.json", record)
+    _leave_together(rank, world, collective_timeout)
+
+
+def _leave_together(rank: int, world: int, timeout: float) -> None:
+    """Wait, through the store, until every rank has made its runs, then end together. Rank 0 hosts the
+    store: a rank 0 that ended first would cut off peers still at work (slower on a busy machine) with
+    "connection closed by peer", and the launcher stops whoever is still running a few seconds after
+    the first rank ends. No collective: the learner's code may have left the groups in any state."""
+    import datetime
+
+    import torch.distributed as dist
+
+    try:
+        store = dist.distributed_c10d._get_default_store()
+        store.set(f"quizapp-done-{rank}", "1")
+        store.wait([f"quizapp-done-{r}" for r in range(world)], datetime.timedelta(seconds=timeout))
+    except Exception:  # noqa: BLE001 - a peer is gone: its own error says why; this rank's records are written
+        pass
 
 
 def learner_error(exc: BaseException, stage: str, solution_path: str) -> dict:
