@@ -228,8 +228,16 @@ def _collect(out: Path, world: int, runs: list[str], stopped: str | None, codes:
     elif vanished:
         rank = vanished[0]
         code = codes[rank]
-        how = (f"was killed by signal {-code}" if code < 0 else
-               f"ended its process early (exit code {code}), e.g. with os._exit(); a solution must return, not exit")
+        if code == -signal.SIGABRT:
+            # gloo's C++ code aborts the whole process when the bytes a peer sends do not fit the collective
+            # this rank is in: a collective issued on some ranks only, or with other shapes or another op.
+            how = ("was aborted (SIGABRT), as gloo aborts a rank whose collective does not match its peer's: a "
+                   "collective issued on some ranks only, or with another shape, dtype or op on each (what gloo "
+                   "said is in your code's output)")
+        elif code < 0:
+            how = f"was killed by signal {-code}"
+        else:
+            how = f"ended its process early (exit code {code}), e.g. with os._exit(); a solution must return, not exit"
         launch.stopped = f"rank {rank}{_where(out, rank, runs)} {how}; the other rank was left waiting and was stopped"
         launch.stopped_at = len(records[rank])
     elif errors:
