@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import threading
 import webbrowser
@@ -44,6 +45,8 @@ def serve(port: int, host: str, max_sessions: int, idle_minutes: float, no_brows
                        "the link below can study as you and run code on this machine through the exercises: "
                        "share it with no one, and prefer an SSH tunnel (docs/serve.md).", err=True)
         click.echo(f"quizapp in your browser: {server.url}")
+        if host in ("0.0.0.0", "::"):
+            click.echo(f"  from another machine: http://{socket.gethostname()}:{server.port}/?token={server.token}")
         click.echo(f"  {max_sessions} tabs at most, each closed after {idle_minutes:g} minutes without input; "
                    f"progress in {data}, exercise files in {work}.")
         click.echo("  Ctrl+C stops the server.")

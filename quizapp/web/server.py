@@ -102,7 +102,9 @@ class QuizServer(Server):
         self._sock = sock
         self.port = sock.getsockname()[1]
         self.cookie_name = f"quizapp-token-{self.port}"
-        shown = f"[{self.host}]" if ":" in self.host else self.host
+        # A wildcard address is no address to open: this machine reaches it on loopback.
+        shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(self.host) or (
+            f"[{self.host}]" if ":" in self.host else self.host)
         self.public_url = f"http://{shown}:{self.port}"
 
     @property

@@ -114,6 +114,18 @@ def test_an_app_process_has_only_the_clean_environment(served):
     assert cwd == (served.home / "work").resolve(), "a tab's exercise files go to the data folder"
 
 
+def test_another_host_warns_and_still_asks_for_the_secret(tmp_path):
+    server = start(tmp_path / "home", "--host", "0.0.0.0")
+    try:
+        assert any("warning: listening on 0.0.0.0, reachable from other machines" in line for line in server.log)
+        assert wait_for(lambda: any("from another machine: http://" in line for line in server.log), 10)
+        assert status(f"{server.base}/") == 403
+        assert status(f"{server.base}/?token={server.token}") == 302
+        assert open_ws(server, "https://evil.example")[0] == 403
+    finally:
+        server.stop()
+
+
 def test_a_port_taken_is_a_clear_error(served):
     result = CliRunner().invoke(cli, ["serve", "--no-browser", "--port", str(served.port)])
     assert result.exit_code == 2 and "cannot listen on 127.0.0.1" in result.output
