@@ -16,7 +16,6 @@ Needs Playwright and Chromium (Debian's `chromium`, or QUIZAPP_CHROMIUM).
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shutil
 import statistics
@@ -29,17 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "web"))
 
-from servehelp import descendants, start  # noqa: E402
+from servehelp import colours, descendants, start  # noqa: E402
 
 from quizapp.grading.processes import tree_rss_mb  # noqa: E402
-
-
-def colours(png: bytes) -> int:
-    from PIL import Image
-
-    with Image.open(io.BytesIO(png)) as image:
-        found = image.convert("RGB").getcolors(maxcolors=1_000_000)
-    return len(found or ())
 
 
 def main() -> int:

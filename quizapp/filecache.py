@@ -7,14 +7,13 @@ changed, new or missing file, a damaged cache) builds the result afresh and rewr
 
 from __future__ import annotations
 
-import os
 import pickle
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from quizapp import __version__, paths
+from quizapp.atomic import write_atomically
 
 FORMAT = 1
 T = TypeVar("T")
@@ -43,10 +42,8 @@ def _read(cache: Path, key: tuple, kind: type):
 def _write(cache: Path, key: tuple, value) -> None:
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=f".{cache.stem}-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            pickle.dump((key, value), out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache)  # atomic: a reader sees the old entry or the new one, never half
+        # a reader sees the old entry or the new one, never half
+        write_atomically(cache, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
         pass  # a read-only data dir only costs the next start its parse
 

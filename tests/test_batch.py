@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from quizapp.catalog import load_catalog
-from quizapp.checking.reaping import children_by_parent
+from quizapp.checking.reaping import descendants, running
 from quizapp.cli import cli
 from quizapp.grading import contain
 from quizapp.grading.batch import BatchError, find_submissions, merge, parse_shard, shard_of
@@ -40,21 +40,22 @@ def solution(body: str) -> str:
     return MARKER + body + "\ndef label_smoothing_cross_entropy(*a, **k):\n    raise RuntimeError(f'FOUND {found}')\n"
 
 
-def descendants(pid: int) -> set[int]:
-    children, found, todo = children_by_parent(), set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.add(child)
-            todo.append(child)
-    return found
+def until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
-def alive(pid: int) -> bool:
+def zygote_grading(pid: int) -> bool:
+    """`pid` is a warm grader's zygote with a grade in flight (its keeper is a child of the zygote)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
         return False
-    return state != "Z"
+    return b"quizapp.checking.zygote" in argv and any(running(child) for child in descendants([pid]))
 
 
 def found_in(result: dict) -> str:
@@ -239,13 +240,11 @@ def test_ctrl_c_keeps_what_was_graded_and_leaves_no_process(tmp_path, grade_writ
     proc = subprocess.Popen([sys.executable, "-m", "quizapp", "batch", str(hw), "--exercise", EXERCISE,
                              "--jobs", "1", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not (out / "a_quick.json").exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)
+    assert until(lambda: (out / "a_quick.json").exists() or proc.poll() is not None, 120)
     assert (out / "a_quick.json").exists(), "the first student was graded"
-    time.sleep(1.0)  # the next grade is running (its solution sleeping)
-    ours = descendants(proc.pid)
-    assert len(ours) >= 2, "a warm grader and the grade it runs"
+    assert until(lambda: any(zygote_grading(pid) for pid in descendants([proc.pid])), 60), \
+        "the next student's grade is running (its solution sleeping)"
+    ours = descendants([proc.pid])
     os.kill(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 1, stderr
@@ -253,9 +252,8 @@ def test_ctrl_c_keeps_what_was_graded_and_leaves_no_process(tmp_path, grade_writ
     assert "Traceback" not in stderr
     assert sorted(p.name for p in out.glob("*.json")) == ["a_quick.json"], "a grade cut short is not written"
     assert [r["student"] for r in csv.DictReader((out / "results.csv").open())] == ["a_quick"]
-    time.sleep(0.5)
-    left = [pid for pid in ours if alive(pid)]
-    assert left == [], f"processes of the batch still running: {left}"
+    assert until(lambda: not any(running(pid) for pid in ours), 10), \
+        f"processes of the batch still running: {[pid for pid in ours if running(pid)]}"
 
 
 def test_shards_then_merge_make_one_table(tmp_path):

@@ -19,7 +19,7 @@ def sequence_logprobs(logits, input_ids, loss_mask) -> torch.Tensor:
 
 
 def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, *,
-             beta=0.1, label_smoothing=0.0):
+             beta=0.1, label_smoothing=0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     # Written as "not (valid)" so that NaN, which fails every comparison, is refused too.
     if not beta > 0:
         raise ValueError(f"beta must be > 0, got {beta}")

@@ -27,7 +27,7 @@ def sequence_logprobs(logits, input_ids, loss_mask) -> torch.Tensor:
 
 
 def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, *,
-             beta=0.1, label_smoothing=0.0):
+             beta=0.1, label_smoothing=0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The DPO loss with conservative (cDPO) label smoothing, and the implicit rewards.
 
     Each argument is a (B,) float tensor of summed log-probabilities (what sequence_logprobs returns).

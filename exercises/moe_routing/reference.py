@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 
-def moe_forward(x, router, experts, *, k=2):
+def moe_forward(x, router, experts, *, k=2) -> tuple[torch.Tensor, torch.Tensor]:
     num_experts = len(experts)
     if not 1 <= k <= num_experts:
         raise ValueError(f"k must be between 1 and the number of experts ({num_experts}), got {k}")

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 
-def moe_forward(x, router, experts, *, k=2):
+def moe_forward(x, router, experts, *, k=2) -> tuple[torch.Tensor, torch.Tensor]:
     """Route each token of x to its top-k experts; return (y, aux_loss).
 
     x       -- (T, d) tokens, float32 or bfloat16 (the modules share its dtype and device)

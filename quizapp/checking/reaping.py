@@ -42,6 +42,28 @@ def children_by_parent() -> dict[int, list[int]]:
     return children
 
 
+def descendants(roots, children: dict[int, list[int]] | None = None) -> set[int]:
+    """Every process below `roots` (their children, theirs, ...), from one reading of /proc unless given."""
+    children = children_by_parent() if children is None else children
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def running(pid: int) -> bool:
+    """The process exists and has not ended (a zombie not yet reaped has ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
 def child_pids() -> set[int]:
     """This process's child processes."""
     return set(children_by_parent().get(os.getpid(), ()))

@@ -36,6 +36,7 @@ import click
 
 import quizapp
 from quizapp import __version__
+from quizapp.atomic import replacing
 from quizapp.catalog import Exercise, load_catalog
 from quizapp.commands.common import display_path
 from quizapp.grading.gradescope import CONFIG_NAME, AutograderConfig, GradedCheck
@@ -264,10 +265,7 @@ def zip_members(config: AutograderConfig, wheel: Path, torch_version: str) -> di
 def write_zip(output: Path, members: dict[str, tuple[bytes, bool]], wheel: Path) -> int:
     """Write the zip beside `output`, then move it in place (an old zip is replaced whole or kept);
     its size in bytes."""
-    folder = output.absolute().parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}-", suffix=".part", dir=folder)
-    os.close(fd)
-    try:
+    with replacing(output.absolute()) as tmp:
         with zipfile.ZipFile(tmp, "w") as zf:
             for name, (data, executable) in members.items():
                 member = zipfile.ZipInfo(name, date_time=ZIP_TIME)
@@ -278,8 +276,4 @@ def write_zip(output: Path, members: dict[str, tuple[bytes, bool]], wheel: Path)
             member.external_attr = 0o100644 << 16
             zf.writestr(member, wheel.read_bytes())  # stored: a wheel is compressed already
         os.chmod(tmp, 0o644)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return output.stat().st_size

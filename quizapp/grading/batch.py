@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from quizapp.atomic import replacing, write_atomically
 from quizapp.grading import contain
 from quizapp.grading.result import GradeReport
 from quizapp.grading.runner import DEFAULT_TIMEOUT_S, grade
@@ -177,17 +178,6 @@ def result_path(out: Path, student: str) -> Path:
     return out / f"{student}.json"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_result(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -213,8 +203,6 @@ class Outcome:
 
     student: str
     status: str  # pass, fail or error
-    data: dict  # what was written to the student's JSON
-    reused: bool = False  # graded by an earlier run of the batch, and not again
 
 
 @dataclass
@@ -231,7 +219,6 @@ class Batch:
     regrade: bool = False
     hide: tuple[Path, ...] = ()  # more paths no grade may see (the CSV the batch writes)
     cancel: threading.Event = field(default_factory=threading.Event)
-    _root: Path | None = None
 
     @property
     def confinement(self) -> str:
@@ -255,7 +242,7 @@ class Batch:
                 except OSError:
                     digest = None
                 if digest is not None and previous.get("digest") == digest:
-                    kept.append(Outcome(sub.student, str(previous.get("status")), previous, reused=True))
+                    kept.append(Outcome(sub.student, str(previous.get("status"))))
                     continue
             todo.append(sub)
         return todo, kept
@@ -282,13 +269,13 @@ class Batch:
         gradeable = [sub for sub in todo if sub.path is not None]
         if not gradeable or self.cancel.is_set():
             return done
-        self._root = Path(tempfile.mkdtemp(prefix="quizapp-batch-"))
-        hidden = (self.submissions_dir.resolve(), self.out.resolve(), self._root, *self.hide)
+        root = Path(tempfile.mkdtemp(prefix="quizapp-batch-"))  # every worker's scratch folder, each its own
+        hidden = (self.submissions_dir.resolve(), self.out.resolve(), root, *self.hide)
         workers: queue.SimpleQueue = queue.SimpleQueue()
         graders = []
         try:
             for i in range(max(1, min(self.jobs, len(gradeable)))):
-                own = self._root / f"w{i}"
+                own = root / f"w{i}"
                 own.mkdir()
                 grader = WarmGrader(scratch_parent=own, hidden=hidden, fresh_shm=True)
                 grader.start()  # every zygote imports torch at once, while the first grades wait
@@ -313,7 +300,7 @@ class Batch:
                 thread.start()
             for thread in closing:
                 thread.join()
-            shutil.rmtree(self._root, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
         return done
 
     def _grade_one(self, sub: Submission, grader: WarmGrader, own: Path, hidden, version: str) -> Outcome | None:
@@ -333,7 +320,7 @@ class Batch:
         data = {**report.to_json(), "student": sub.student, "digest": digest, "exercise_version": version,
                 "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         write_atomically(result_path(self.out, sub.student), json.dumps(data, indent=1) + "\n")
-        return Outcome(sub.student, report.status, data)
+        return Outcome(sub.student, report.status)
 
 
 def check_places(submissions_dir: Path, out: Path) -> None:
@@ -381,13 +368,11 @@ def write_csv(path: Path, results: list[dict]) -> None:
     ids = check_ids(results)
     rows = [row_of(d, ids) for d in sorted(results, key=lambda d: str(d.get("student")))]
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+    with replacing(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=["student", "status", "checks_passed", "checks_total", "score",
                                                 "duration_s", *ids])
         writer.writeheader()
         writer.writerows(rows)
-    os.replace(tmp, path)
 
 
 def read_results(folder: Path) -> list[dict]:

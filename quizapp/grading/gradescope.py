@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quizapp import __version__
+from quizapp.atomic import write_atomically
 from quizapp.grading.resolve import marker_exercise
 from quizapp.grading.result import GradeReport, printable, shown_messages, shown_text
 
@@ -316,15 +317,7 @@ def write_results(root: Path, results: dict) -> Path:
     target = folder / "results.json"
     if target.is_dir() and not target.is_symlink():
         shutil.rmtree(target)
-    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(target, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     return target
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from quizapp.checking.reaping import children_by_parent
+from quizapp.checking.reaping import descendants
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # A watch also ends when its terminal goes away.
@@ -41,18 +41,12 @@ def child_env() -> dict[str, str]:
 def tree_rss_mb(roots: set[int]) -> float:
     """The resident memory, in MB, of the processes in `roots` and all their descendants (Linux: read
     from /proc; 0 elsewhere)."""
-    children = children_by_parent()
-    seen, todo, pages = set(), list(roots), 0
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
+    pages = 0
+    for pid in set(roots) | descendants(roots):
         try:
             pages += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
         except (OSError, ValueError, IndexError):
             pass  # ended meanwhile, or no /proc
-        todo.extend(children.get(pid, ()))
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20 if pages else 0.0  # no sysconf where there is no /proc
 
 

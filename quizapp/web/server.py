@@ -83,10 +83,8 @@ class QuizServer(Server):
         self.work_dir = work_dir  # every app's working folder: where its exercise files are written
         self.sessions: set[AppSession] = set()
         self.cookie_name = f"quizapp-token-{port}"
-        self.refused_origins = 0  # websockets refused for their Origin (the tests read it)
         self._idle_task: asyncio.Task | None = None
         self._sock: socket.socket | None = None
-        self.started = asyncio.Event()
 
     # -- the address --------------------------------------------------------------------------
 
@@ -143,7 +141,6 @@ class QuizServer(Server):
                              "Open the link that `quizapp serve` printed (it carries a secret for this launch). "
                              "Started the server again? Its new link has a new secret.")
         if request.path == "/ws" and not self.behind_proxy and not self._same_origin(request):
-            self.refused_origins += 1
             log.warning("refused a websocket from origin %r", request.headers.get("Origin"))
             return _page(403, "Refused", "A session can only be opened from this server's own page.")
         response = await handler(request)
@@ -205,7 +202,6 @@ class QuizServer(Server):
 
     async def on_startup(self, app: web.Application) -> None:
         self._idle_task = asyncio.create_task(self._end_idle_sessions())
-        self.started.set()
 
     async def on_shutdown(self, app: web.Application) -> None:
         if self._idle_task is not None:

@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from quizapp.checking.reaping import children_by_parent
+from quizapp.checking import reaping
+from quizapp.checking.reaping import children_by_parent, running
 
 URL = re.compile(r"(http://127\.0\.0\.1:(\d+))/\?token=([A-Za-z0-9_-]+)")
 
@@ -42,7 +43,7 @@ class Served:
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"quizapp" in argv and b"serve" not in argv and alive(pid):
+            if b"quizapp" in argv and b"serve" not in argv and running(pid):
                 found.append(pid)
         return found
 
@@ -56,22 +57,57 @@ class Served:
                 self.proc.wait()
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 def descendants(pid: int) -> set[int]:
-    children, found, todo = children_by_parent(), set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if alive(child):
-                found.add(child)
-            todo.append(child)
-    return found
+    """The processes below `pid` that are still running."""
+    return {child for child in reaping.descendants([pid]) if running(child)}
+
+
+ESCAPES = re.compile(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
+
+
+class AppOutput:
+    """What the app in a page writes to it, as text (escape sequences removed), read from the page's
+    websocket: a test waits for the words it expects on screen instead of for a number of seconds."""
+
+    def __init__(self, page):
+        self.page = page
+        self.text = ""
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:
+        data = payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else payload
+        self.text += ESCAPES.sub("", data)
+
+    def mark(self) -> int:
+        return len(self.text)
+
+    def wait_for(self, words: str, since: int = 0, timeout: float = 60.0) -> bool:
+        """True once `words` appear in what the app wrote after `since`. Playwright's sync API hears
+        frames only while it waits itself, hence page.wait_for_timeout."""
+        deadline = time.monotonic() + timeout
+        while words not in self.text[since:]:
+            if time.monotonic() > deadline:
+                return False
+            self.page.wait_for_timeout(50)
+        return True
+
+    def press(self, key: str, timeout: float = 30.0) -> None:
+        """Press `key`, then wait until the app has written something back."""
+        since = self.mark()
+        self.page.keyboard.press(key)
+        deadline = time.monotonic() + timeout
+        while len(self.text) == since and time.monotonic() < deadline:
+            self.page.wait_for_timeout(50)
+
+
+def colours(png: bytes) -> int:
+    """How many colours a screenshot holds: a blank page has a handful."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return len(image.convert("RGB").getcolors(maxcolors=1_000_000) or ())
 
 
 def start(home: Path, *args: str) -> Served:

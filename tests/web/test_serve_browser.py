@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from servehelp import descendants, start, wait_for
+from servehelp import AppOutput, colours, descendants, start, wait_for
 
 from quizapp.bank.load import load_bank
 from quizapp.study.store import Store
@@ -50,36 +50,30 @@ def served(tmp_path):
     server.stop()
 
 
-def open_app(browser, served, **context_options):
-    context = browser.new_context(viewport={"width": 1200, "height": 760}, accept_downloads=True, **context_options)
+HOME_SCREEN = "Mastery per topic"  # words of the app's first screen
+
+
+def open_app(browser, served):
+    """A tab on the app, its first screen drawn: (context, page, what the app writes to the page)."""
+    context = browser.new_context(viewport={"width": 1200, "height": 760}, accept_downloads=True)
     page = context.new_page()
+    output = AppOutput(page)
     page.goto(served.url)
-    page.wait_for_selector("body.-first-byte", state="attached", timeout=FIRST_SCREEN_S * 1000)
+    assert output.wait_for(HOME_SCREEN, timeout=FIRST_SCREEN_S), "the first screen was drawn"
     page.locator(".xterm-helper-textarea").focus()  # keys to the terminal (a click would pick a row)
-    return context, page
+    return context, page, output
 
 
-def not_blank(png: bytes, tmp_path: Path) -> bool:
-    """More than one colour in the screenshot: something was drawn on the page's background."""
-    from PIL import Image
-
-    path = tmp_path / "page.png"
-    path.write_bytes(png)
-    with Image.open(path) as image:
-        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
-    return colours is not None and len(colours) > 20
-
-
-def test_the_link_opens_the_app_and_closing_the_tab_ends_it(browser, served, tmp_path):
+def test_the_link_opens_the_app_and_closing_the_tab_ends_it(browser, served):
     before = served.apps()
-    context, page = open_app(browser, served)
+    context, page, output = open_app(browser, served)
     (app,) = wait_for(lambda: served.apps(), 20)
     assert before == [] and app
-    time.sleep(2)  # the first screen draws
-    assert not_blank(page.screenshot(), tmp_path)
-    page.keyboard.press("x")  # the exercises: the app starts its warm grader
-    time.sleep(0.8)
-    page.keyboard.press("Enter")
+    assert colours(page.screenshot()) > 20, "the page is not blank"
+    output.press("x")  # the exercises
+    since = output.mark()
+    page.keyboard.press("Enter")  # the first one: its screen starts the tab's warm grader
+    assert output.wait_for("Your file:", since)
     assert wait_for(lambda: len(descendants(app)) >= 1, 60), "the tab's warm grader started"
     tree = descendants(app) | {app}
     context.close()
@@ -106,7 +100,7 @@ def test_a_page_of_another_origin_cannot_open_a_session(browser, served, tmp_pat
     other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=other.serve_forever, daemon=True).start()
     try:
-        context, page = open_app(browser, served)  # the learner has the app open: the cookie is set
+        context, page, _ = open_app(browser, served)  # the learner has the app open: the cookie is set
         wait_for(lambda: len(served.apps()) == 1, 20)
         evil = context.new_page()
         evil.goto(f"http://127.0.0.1:{other.server_address[1]}/")
@@ -125,16 +119,15 @@ def test_a_page_of_another_origin_cannot_open_a_session(browser, served, tmp_pat
 
 def test_keys_typed_in_the_page_answer_a_question_and_it_is_stored(browser, served, monkeypatch):
     monkeypatch.setenv("QUIZAPP_HOME", str(served.home))
-    context, page = open_app(browser, served)
-    time.sleep(2)
+    context, page, output = open_app(browser, served)
+    since = output.mark()
     page.keyboard.press("r")  # a review session; its first question may be of any type
-    time.sleep(2)
+    assert output.wait_for("1 of ", since), "the review's first question is shown"
     # Keys that answer any type: Enter checks an order or reveals a card (a choice or an empty input
     # is refused); "1" picks choice 1, types 1 into an input or rates a card Again; Enter checks;
     # Enter saves the rating.
     for key in ("Enter", "1", "Enter", "Enter"):
-        page.keyboard.press(key)
-        time.sleep(0.7)
+        output.press(key)
     with Store.open() as store:
         answered = wait_for(lambda: store.answers(), 20)
         assert len(answered) == 1
@@ -144,7 +137,7 @@ def test_keys_typed_in_the_page_answer_a_question_and_it_is_stored(browser, serv
 
 
 def test_an_export_reaches_the_browser_as_a_download_of_progress_json(browser, served, tmp_path):
-    context, page = open_app(browser, served)
+    context, page, output = open_app(browser, served)
     downloads = []
 
     def got(download) -> None:
@@ -152,18 +145,18 @@ def test_an_export_reaches_the_browser_as_a_download_of_progress_json(browser, s
 
     context.on("page", lambda popup: popup.on("download", got))  # textual.js opens it in a new tab
     page.on("download", got)
-    time.sleep(2)
-    page.keyboard.press("Control+p")  # the command palette
-    time.sleep(1)
+    since = output.mark()
+    page.keyboard.press("Control+p")
+    assert output.wait_for("Search for commands", since), "the command palette opened"
+    since = output.mark()
     page.keyboard.type("Export progress")
-    time.sleep(1)
+    assert output.wait_for("Download all your progress", since), "the palette offers the export as a download"
     page.keyboard.press("Enter")
-    for _ in range(150):  # Playwright's sync API hears events only while it waits itself
+    for _ in range(300):  # Playwright's sync API hears events only while it waits itself
         if downloads:
             break
-        page.wait_for_timeout(200)
-    page.screenshot(path=str(tmp_path / "export.png"))
-    assert downloads, f"a download started (the page: {tmp_path / 'export.png'})"
+        page.wait_for_timeout(100)
+    assert downloads, "a download started"
     saved = tmp_path / "got.json"
     downloads[0].save_as(saved)
     document = json.loads(saved.read_text())
@@ -187,7 +180,7 @@ def test_the_session_cap_holds_in_the_browser(browser, served):
 def test_an_idle_tab_is_ended(browser, tmp_path):
     served = start(tmp_path / "home", "--idle-minutes", "0.05")  # 3 s
     try:
-        context, page = open_app(browser, served)
+        context, page, _ = open_app(browser, served)
         assert wait_for(lambda: len(served.apps()) == 1, 20)
         assert wait_for(lambda: served.apps() == [], 30), "the idle session's app was ended"
         page.wait_for_selector("body.-closed", state="attached", timeout=10_000)  # the page says so
