@@ -43,5 +43,9 @@ def best_result(stats: ExerciseStats | None) -> str:
     return f"{stats.best_passed}/{stats.best_total}"
 
 
+DIFFICULTY_MAX = 5  # exercise.yaml's difficulty runs from 1 to 5 (grading.selfcheck holds it there)
+
+
 def stars(difficulty: int) -> str:
-    return "★" * difficulty + "☆" * max(0, 3 - difficulty)
+    """The difficulty on its whole scale: a 4 reads as four of five, not as four of three."""
+    return "★" * difficulty + "☆" * max(0, DIFFICULTY_MAX - difficulty)
